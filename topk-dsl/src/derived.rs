@@ -1,0 +1,79 @@
+//! Quantities derived from a Spec that the CPU backend and the generated kernels must agree on.
+
+use crate::{Proposal, Spec};
+
+impl Spec {
+    /// Sample rank `q = ceil(rho * k / stride)` of the primary target (paper eq. 15).
+    pub fn sample_rank(&self) -> Option<u32> {
+        match self.proposal {
+            Proposal::Sampled { stride, rho, .. } => Some(ceil_rank(rho.0, self.k, stride)),
+            Proposal::Exact => None,
+        }
+    }
+
+    /// Sample rank `q1 = ceil(rescue * k / stride)` of the secondary target, when enabled.
+    pub fn rescue_rank(&self) -> Option<u32> {
+        match self.proposal {
+            Proposal::Sampled {
+                stride,
+                rescue: Some(r),
+                ..
+            } => Some(ceil_rank(r.0, self.k, stride)),
+            _ => None,
+        }
+    }
+
+    /// The view of a row must hold at least this many samples to be usable (paper §5.2).
+    pub fn min_view_len(&self) -> Option<u32> {
+        self.rescue_rank().or(self.sample_rank())
+    }
+
+    /// Sampling stride, when the proposal samples.
+    pub fn stride(&self) -> Option<u32> {
+        match self.proposal {
+            Proposal::Sampled { stride, .. } => Some(stride),
+            Proposal::Exact => None,
+        }
+    }
+
+    /// Phase `a_r` of row `r`'s stride view (paper eq. 13): `(17 r + 13) mod s`, a permutation
+    /// of the residues over every block of `s` consecutive rows when `s` is a power of two.
+    pub fn view_phase(&self, row: u64) -> Option<u32> {
+        self.stride()
+            .map(|s| ((row.wrapping_mul(17).wrapping_add(13)) & (s as u64 - 1)) as u32)
+    }
+
+    /// Number of coarse bins, `2^coarse_bits`.
+    pub fn coarse_bins(&self) -> u32 {
+        1u32 << self.coarse_bits
+    }
+
+    /// Right shift from the 16-bit FP16 descending key to its coarse bin.
+    pub fn coarse_shift(&self) -> u32 {
+        16 - self.coarse_bits as u32
+    }
+
+    /// Right shift of each refinement digit inside the 32-bit descending key.
+    pub fn digit_shifts(&self) -> Vec<u32> {
+        let mut left = 32u32;
+        self.digits
+            .as_slice()
+            .iter()
+            .map(|&w| {
+                left -= w as u32;
+                left
+            })
+            .collect()
+    }
+
+    /// Bins of the largest refinement histogram, `2^max(digit width)`.
+    pub fn digit_bins(&self) -> u32 {
+        1u32 << self.digits.as_slice().iter().copied().max().unwrap_or(0)
+    }
+}
+
+fn ceil_rank(centi: u16, k: u32, stride: u32) -> u32 {
+    let num = centi as u64 * k as u64;
+    let den = 100 * stride as u64;
+    num.div_ceil(den) as u32
+}

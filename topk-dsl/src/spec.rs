@@ -1,0 +1,109 @@
+//! The Spec value and its parts. Fields are public so `topk_kernel!` can build a `const` Spec;
+//! [`Spec::validate`] is the gate every consumer (planner, codegen, CPU backend) goes through.
+
+/// Largest rank a Spec may request.
+pub const MAX_K: u32 = 16384;
+
+/// Score element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    F32,
+}
+
+/// Row-local exact variants (paper §5.5): rows held in registers, or streamed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowLocalVariant {
+    Register,
+    Streaming,
+}
+
+/// Who owns a row's work on the GPU (paper §4.5, §5.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mapping {
+    /// One CTA per row, a persistent worker pool claiming rows from a device counter.
+    Persistent,
+    /// `splits` CTAs scan disjoint segments of one row; the last to arrive finishes it.
+    KvSplit { splits: u8 },
+    /// One wide CTA per row, exact coarse boundary, no sampling.
+    RowLocal(RowLocalVariant),
+    /// A thread-block cluster of `ctas` CTAs per row with a distributed-shared-memory histogram.
+    Cluster { ctas: u8 },
+}
+
+/// A ratio in hundredths (150 == 1.5), so a Spec stays `Eq + Hash` and const-constructible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Centi(pub u16);
+
+impl Centi {
+    pub const fn from_hundredths(h: u16) -> Self {
+        Centi(h)
+    }
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64 / 100.0
+    }
+}
+
+/// How Phase 1 proposes the coarse boundary (paper §4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Proposal {
+    /// A row-phased stride view targets complete-row rank `rho * k`; with `rescue`, a nested
+    /// secondary boundary at `rescue * k` from the same histogram (band rescue, eq. 18-19).
+    Sampled {
+        stride: u32,
+        rho: Centi,
+        rescue: Option<Centi>,
+    },
+    /// The exact coarse boundary from a histogram of the whole row (eq. 20).
+    Exact,
+}
+
+/// Widths of the FP32 refinement digits, most significant first; they sum to 32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Digits {
+    pub widths: [u8; 4],
+    pub len: u8,
+}
+
+impl Digits {
+    pub const fn new3(a: u8, b: u8, c: u8) -> Self {
+        Digits {
+            widths: [a, b, c, 0],
+            len: 3,
+        }
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        &self.widths[..self.len as usize]
+    }
+}
+
+/// One specialized selector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Spec {
+    pub k: u32,
+    pub dtype: Dtype,
+    pub mapping: Mapping,
+    pub proposal: Proposal,
+    /// Bits of the FP16-projected descending key used as coarse bins (11 -> 2048 bins).
+    pub coarse_bits: u8,
+    pub digits: Digits,
+    pub threads: u32,
+}
+
+impl Default for Spec {
+    /// The paper's wide-row persistent policy at K = 2048.
+    fn default() -> Self {
+        Spec {
+            k: 2048,
+            dtype: Dtype::F32,
+            mapping: Mapping::Persistent,
+            proposal: Proposal::Sampled {
+                stride: 128,
+                rho: Centi(150),
+                rescue: Some(Centi(175)),
+            },
+            coarse_bits: 11,
+            digits: Digits::new3(11, 11, 10),
+            threads: 512,
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! Runtime of the exact Top-K selectors: the CPU backend (reference and fallback), the oracle
+//! and the eq. 30 verifier, data generators, and the CUDA device layer.
+
+pub mod cpu;
+pub mod data;
+mod error;
+pub mod keys;
+mod matrix;
+pub mod routes;
+
+pub use error::{Error, Result};
+pub use matrix::ScoreMatrix;
+pub use routes::{Route, RouteStats};

@@ -1,0 +1,19 @@
+/// A borrowed row-major score matrix with a row pitch (elements) of at least `width`,
+/// and one valid length per row.
+#[derive(Clone, Copy, Debug)]
+pub struct ScoreMatrix<'a> {
+    pub data: &'a [f32],
+    pub rows: usize,
+    pub width: usize,
+    pub pitch: usize,
+    /// Valid length of each row, `0..=width`; `lengths.len() == rows`.
+    pub lengths: &'a [i32],
+}
+
+impl<'a> ScoreMatrix<'a> {
+    /// The valid prefix of row `r` (lengths must have been checked).
+    pub fn row(&self, r: usize) -> &'a [f32] {
+        let len = self.lengths[r].max(0) as usize;
+        &self.data[r * self.pitch..r * self.pitch + len]
+    }
+}

@@ -1,0 +1,62 @@
+//! Which route each row took through the three phases (paper Table 2); the CPU backend and the
+//! GPU kernels report the same routes for the same input.
+
+/// The route of one row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Route {
+    /// `L <= K`: every valid index, then `-1`.
+    Short = 0,
+    /// The primary boundary tau0 certified (C(tau0) >= K).
+    Primary = 1,
+    /// tau0 underfilled; the band up to tau1 certified.
+    Rescue = 2,
+    /// The proposal underfilled; exact coarse recovery.
+    Recovery = 3,
+    /// No usable view, or an exact proposal: the exact coarse route from the start.
+    DirectExact = 4,
+}
+
+impl Route {
+    pub const ALL: [Route; 5] = [
+        Route::Short,
+        Route::Primary,
+        Route::Rescue,
+        Route::Recovery,
+        Route::DirectExact,
+    ];
+    pub fn from_code(code: u8) -> Option<Route> {
+        Route::ALL.get(code as usize).copied()
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Route::Short => "short",
+            Route::Primary => "primary",
+            Route::Rescue => "rescue",
+            Route::Recovery => "recovery",
+            Route::DirectExact => "direct-exact",
+        }
+    }
+}
+
+/// Per-call route statistics.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RouteStats {
+    /// Rows per route, indexed by `Route as usize`.
+    pub rows: [u64; 5],
+    /// Sum over rows of the initial refinement frontier |Q0| (candidates admitted by Phase 2).
+    pub candidates: u64,
+    /// Largest |Q0| of any row.
+    pub max_candidates: u64,
+    /// The route of each row, when asked for.
+    pub per_row: Option<Vec<Route>>,
+}
+
+impl RouteStats {
+    pub fn count(&self, route: Route) -> u64 {
+        self.rows[route as usize]
+    }
+    pub fn total_rows(&self) -> u64 {
+        self.rows.iter().sum()
+    }
+}
