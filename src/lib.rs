@@ -1,4 +1,9 @@
 //! `topk`: exact sample-guided Top-K for long, ragged score rows.
+pub mod backend;
+pub mod io;
+mod kernel_const;
+
+pub use kernel_const::KernelConst;
 pub use topk_codegen as codegen;
 pub use topk_dsl as dsl;
 pub use topk_dsl::Spec;

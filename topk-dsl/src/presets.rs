@@ -1,5 +1,6 @@
-//! Named Specs reproducing the paper's constants.
-use crate::Spec;
+//! Named Specs reproducing the paper's constants (§5.5 and the sampled-path ablations of §6): K = 2048, an 11-bit coarse key and
+//! 11+11+10 refinement digits throughout.
+use crate::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec};
 
 /// A named Spec.
 #[derive(Clone, Copy, Debug)]
@@ -9,8 +10,107 @@ pub struct Preset {
     pub spec: Spec,
 }
 
+/// The wide-row persistent policy; equal to `Spec::default()` (a test holds them together).
+const BASE: Spec = Spec {
+    k: 2048,
+    dtype: Dtype::F32,
+    mapping: Mapping::Persistent,
+    proposal: SAMPLED_S128_RESCUE,
+    coarse_bits: 11,
+    digits: Digits::new3(11, 11, 10),
+    threads: 512,
+};
+
+/// Stride 128, primary target 1.5 K, secondary target 1.75 K (the paper's default policy).
+const SAMPLED_S128_RESCUE: Proposal = Proposal::Sampled {
+    stride: 128,
+    rho: Centi(150),
+    rescue: Some(Centi(175)),
+};
+
+const fn kvsplit(splits: u8) -> Spec {
+    Spec {
+        mapping: Mapping::KvSplit { splits },
+        ..BASE
+    }
+}
+
+const fn exact_1024(mapping: Mapping) -> Spec {
+    Spec {
+        mapping,
+        proposal: Proposal::Exact,
+        threads: 1024,
+        ..BASE
+    }
+}
+
 /// Every preset, in a stable order.
-pub const PRESETS: &[Preset] = &[];
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "persistent-s64",
+        about: "persistent 512-thread CTA per row, stride-64 view at 1.5 K, no rescue (standard policy)",
+        spec: Spec {
+            proposal: Proposal::Sampled {
+                stride: 64,
+                rho: Centi(150),
+                rescue: None,
+            },
+            ..BASE
+        },
+    },
+    Preset {
+        name: "persistent-s128-rescue",
+        about: "persistent 512-thread CTA per row, stride-128 view at 1.5 K with rescue at 1.75 K (wide-row policy, the default)",
+        spec: BASE,
+    },
+    Preset {
+        name: "persistent-exact",
+        about: "persistent 512-thread CTA per row, exact coarse boundary from the whole row",
+        spec: Spec {
+            proposal: Proposal::Exact,
+            ..BASE
+        },
+    },
+    Preset {
+        name: "kvsplit2",
+        about: "2 CTAs per row over disjoint segments, stride-128 view with rescue, last CTA finishes",
+        spec: kvsplit(2),
+    },
+    Preset {
+        name: "kvsplit4",
+        about: "4 CTAs per row over disjoint segments, stride-128 view with rescue, last CTA finishes",
+        spec: kvsplit(4),
+    },
+    Preset {
+        name: "kvsplit8",
+        about: "8 CTAs per row over disjoint segments, stride-128 view with rescue, last CTA finishes",
+        spec: kvsplit(8),
+    },
+    Preset {
+        name: "rowlocal-register",
+        about: "one 1024-thread CTA per row, exact boundary, short row held in registers",
+        spec: exact_1024(Mapping::RowLocal(RowLocalVariant::Register)),
+    },
+    Preset {
+        name: "rowlocal-streaming",
+        about: "one 1024-thread CTA per row, exact boundary, row streamed from global memory",
+        spec: exact_1024(Mapping::RowLocal(RowLocalVariant::Streaming)),
+    },
+    Preset {
+        name: "cluster8",
+        about: "8-CTA thread-block cluster per row, exact boundary, histogram combined in distributed shared memory",
+        spec: exact_1024(Mapping::Cluster { ctas: 8 }),
+    },
+    Preset {
+        name: "persistent-exact-k512",
+        about: "persistent 512-thread CTA per row at K = 512, exact coarse boundary",
+        spec: Spec {
+            k: 512,
+            proposal: Proposal::Exact,
+            ..BASE
+        },
+    },
+];
 
 /// Look a preset up by name.
 pub fn preset(name: &str) -> Option<Spec> {

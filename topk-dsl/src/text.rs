@@ -1,17 +1,360 @@
-//! Canonical text form of a Spec.
-use crate::{Spec, SpecError};
+//! Canonical text form of a Spec, for example
+//! `k=2048,dtype=f32,map=persistent,propose=sampled(stride=128,rho=1.5,rescue=1.75),coarse=11,digits=11+11+10,threads=512`.
+//!
+//! [`Display`](fmt::Display) always writes every field, in that order, without spaces, with
+//! ratios in their shortest decimal form; it is the one name of a Spec. [`Spec::parse`] is
+//! lenient: fields in any order, spaces around tokens, omitted fields from `Spec::default()`.
+//! Parsing checks syntax only; [`Spec::validate`] checks the rules.
+
+use crate::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, SpecError};
 use std::fmt;
+use std::str::FromStr;
+
+const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads";
+const SAMPLED_KEYS: &str = "stride, rho, rescue";
 
 impl fmt::Display for Spec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "k={}", self.k)
+        write!(
+            f,
+            "k={},dtype={},map={},propose={},coarse={},digits={},threads={}",
+            self.k,
+            self.dtype,
+            self.mapping,
+            self.proposal,
+            self.coarse_bits,
+            self.digits,
+            self.threads
+        )
+    }
+}
+
+impl fmt::Display for Dtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dtype::F32 => f.write_str("f32"),
+        }
+    }
+}
+
+impl fmt::Display for Mapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mapping::Persistent => f.write_str("persistent"),
+            Mapping::KvSplit { splits } => write!(f, "kvsplit({splits})"),
+            Mapping::RowLocal(RowLocalVariant::Register) => f.write_str("rowlocal(register)"),
+            Mapping::RowLocal(RowLocalVariant::Streaming) => f.write_str("rowlocal(streaming)"),
+            Mapping::Cluster { ctas } => write!(f, "cluster({ctas})"),
+        }
+    }
+}
+
+impl fmt::Display for Proposal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Proposal::Sampled {
+                stride,
+                rho,
+                rescue: None,
+            } => write!(f, "sampled(stride={stride},rho={rho})"),
+            Proposal::Sampled {
+                stride,
+                rho,
+                rescue: Some(rescue),
+            } => write!(f, "sampled(stride={stride},rho={rho},rescue={rescue})"),
+            Proposal::Exact => f.write_str("exact"),
+        }
+    }
+}
+
+impl fmt::Display for Centi {
+    /// Shortest decimal form: 150 -> `1.5`, 175 -> `1.75`, 200 -> `2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (whole, frac) = (self.0 / 100, self.0 % 100);
+        match frac {
+            0 => write!(f, "{whole}"),
+            _ if frac % 10 == 0 => write!(f, "{whole}.{}", frac / 10),
+            _ => write!(f, "{whole}.{frac:02}"),
+        }
+    }
+}
+
+impl fmt::Display for Digits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Not `as_slice`: a hand-built value with `len > 4` must still print, not panic.
+        for (i, w) in self.widths.iter().take(self.len as usize).enumerate() {
+            if i > 0 {
+                f.write_str("+")?;
+            }
+            write!(f, "{w}")?;
+        }
+        Ok(())
     }
 }
 
 impl Spec {
-    /// Parse the canonical text form (fields may be omitted: they take the defaults of `Spec::default()`).
+    /// Parse the text form. Fields may come in any order with spaces around tokens; omitted
+    /// fields take the values of `Spec::default()`. Unknown keys, repeated keys and malformed
+    /// values are a [`SpecError::Parse`] naming the offending token. The result is not
+    /// validated: call [`Spec::validate`] before using it.
     pub fn parse(text: &str) -> Result<Spec, SpecError> {
-        let _ = text;
-        Ok(Spec::default())
+        let mut spec = Spec::default();
+        if text.trim().is_empty() {
+            return Ok(spec);
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for item in split_top_level(text)? {
+            let (key, value) = key_value(item)?;
+            if seen.contains(&key) {
+                return Err(SpecError::parse(
+                    item,
+                    format!("`{key}` is given twice; give each field once"),
+                ));
+            }
+            seen.push(key);
+            match key {
+                "k" => spec.k = parse_uint(value, "k")?,
+                "dtype" => spec.dtype = value.parse()?,
+                "map" => spec.mapping = value.parse()?,
+                "propose" => spec.proposal = value.parse()?,
+                "coarse" => spec.coarse_bits = parse_uint(value, "coarse")?,
+                "digits" => spec.digits = value.parse()?,
+                "threads" => spec.threads = parse_uint(value, "threads")?,
+                _ => {
+                    return Err(SpecError::parse(
+                        item,
+                        format!("unknown key `{key}`; the keys are {SPEC_KEYS}"),
+                    ))
+                }
+            }
+        }
+        Ok(spec)
     }
+}
+
+impl FromStr for Spec {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Spec::parse(s)
+    }
+}
+
+impl FromStr for Dtype {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "f32" => Ok(Dtype::F32),
+            other => Err(SpecError::parse(
+                other,
+                "unknown dtype; the supported dtype is f32",
+            )),
+        }
+    }
+}
+
+impl FromStr for Mapping {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        let mapping = match call(s) {
+            ("persistent", None) => Mapping::Persistent,
+            ("kvsplit", Some(arg)) => Mapping::KvSplit {
+                splits: parse_uint(arg, "kvsplit")?,
+            },
+            ("rowlocal", Some("register")) => Mapping::RowLocal(RowLocalVariant::Register),
+            ("rowlocal", Some("streaming")) => Mapping::RowLocal(RowLocalVariant::Streaming),
+            ("cluster", Some(arg)) => Mapping::Cluster {
+                ctas: parse_uint(arg, "cluster")?,
+            },
+            _ => {
+                return Err(SpecError::parse(
+                    s,
+                    "unknown mapping; expected persistent, kvsplit(2|4|8), \
+                     rowlocal(register|streaming) or cluster(8)",
+                ))
+            }
+        };
+        Ok(mapping)
+    }
+}
+
+impl FromStr for Proposal {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        match call(s) {
+            ("exact", None) => Ok(Proposal::Exact),
+            ("sampled", Some(args)) => parse_sampled(s, args),
+            _ => Err(SpecError::parse(
+                s,
+                "unknown proposal; expected exact or sampled(stride=S,rho=R[,rescue=R1])",
+            )),
+        }
+    }
+}
+
+/// The arguments of `sampled(...)`: `stride` and `rho` are required, `rescue` is optional
+/// (`rescue=none` is accepted and means the same as leaving it out).
+fn parse_sampled(whole: &str, args: &str) -> Result<Proposal, SpecError> {
+    let (mut stride, mut rho, mut rescue) = (None, None, None);
+    let mut seen: Vec<&str> = Vec::new();
+    for item in split_top_level(args)? {
+        let (key, value) = key_value(item)?;
+        if seen.contains(&key) {
+            return Err(SpecError::parse(
+                item,
+                format!("`{key}` is given twice inside sampled(...)"),
+            ));
+        }
+        seen.push(key);
+        match key {
+            "stride" => stride = Some(parse_uint(value, "stride")?),
+            "rho" => rho = Some(value.parse()?),
+            "rescue" if value == "none" => {}
+            "rescue" => rescue = Some(value.parse()?),
+            _ => {
+                return Err(SpecError::parse(
+                    item,
+                    format!("unknown key `{key}` inside sampled(...); the keys are {SAMPLED_KEYS}"),
+                ))
+            }
+        }
+    }
+    match (stride, rho) {
+        (Some(stride), Some(rho)) => Ok(Proposal::Sampled {
+            stride,
+            rho,
+            rescue,
+        }),
+        _ => Err(SpecError::parse(
+            whole,
+            "sampled(...) needs both stride=S and rho=R",
+        )),
+    }
+}
+
+impl FromStr for Digits {
+    type Err = SpecError;
+    /// `11+11+10`: one to four widths, most significant first.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        let mut widths = [0u8; 4];
+        let mut len = 0usize;
+        for part in s.split('+') {
+            if len == widths.len() {
+                return Err(SpecError::parse(s, "digits take at most 4 widths"));
+            }
+            widths[len] = parse_uint(part, "digits")?;
+            len += 1;
+        }
+        Ok(Digits {
+            widths,
+            len: len as u8,
+        })
+    }
+}
+
+impl FromStr for Centi {
+    type Err = SpecError;
+    /// A non-negative decimal with at most two fractional digits: `1.5`, `1.75`, `2`, `1.50`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        let bad = |reason: &str| SpecError::parse(s, reason);
+        let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+        let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+        if whole.is_empty() || !all_digits(whole) || !all_digits(frac) || s.ends_with('.') {
+            return Err(bad("expected a decimal ratio such as 1.5"));
+        }
+        if frac.len() > 2 {
+            return Err(bad(
+                "ratios have at most two decimal places (hundredths), e.g. 1.75",
+            ));
+        }
+        let frac_hundredths = match frac.len() {
+            0 => 0,
+            1 => u64::from(frac.as_bytes()[0] - b'0') * 10,
+            _ => frac.parse::<u64>().unwrap_or(0),
+        };
+        whole
+            .parse::<u64>()
+            .ok()
+            .and_then(|w| w.checked_mul(100))
+            .and_then(|w| u16::try_from(w + frac_hundredths).ok())
+            .map(Centi)
+            .ok_or_else(|| bad("ratio too large; at most 655.35"))
+    }
+}
+
+/// Split on commas outside parentheses; every piece is trimmed and must be non-empty.
+fn split_top_level(text: &str) -> Result<Vec<&str>, SpecError> {
+    let mut pieces = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| SpecError::parse(text.trim(), "unbalanced `)`"))?;
+            }
+            ',' if depth == 0 => {
+                pieces.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(SpecError::parse(text.trim(), "unclosed `(`"));
+    }
+    pieces.push(&text[start..]);
+    pieces
+        .into_iter()
+        .map(|p| {
+            let p = p.trim();
+            if p.is_empty() {
+                Err(SpecError::parse(
+                    text.trim(),
+                    "empty field; remove the stray comma",
+                ))
+            } else {
+                Ok(p)
+            }
+        })
+        .collect()
+}
+
+/// `key = value`, split at the first `=`, both sides trimmed.
+fn key_value(item: &str) -> Result<(&str, &str), SpecError> {
+    match item.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() && !value.trim().is_empty() => {
+            Ok((key.trim(), value.trim()))
+        }
+        _ => Err(SpecError::parse(item, "expected key=value")),
+    }
+}
+
+/// `name(args)` -> (`name`, Some(`args`)); anything else -> (whole, None). Both trimmed.
+fn call(s: &str) -> (&str, Option<&str>) {
+    match (s.find('('), s.strip_suffix(')')) {
+        (Some(open), Some(inner)) => (s[..open].trim(), Some(inner[open + 1..].trim())),
+        _ => (s, None),
+    }
+}
+
+/// A non-negative decimal integer that fits `T`; `field` names it in the error.
+fn parse_uint<T: TryFrom<u64>>(token: &str, field: &str) -> Result<T, SpecError> {
+    let token = token.trim();
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(SpecError::parse(
+            token,
+            format!("`{field}` takes a non-negative decimal integer"),
+        ));
+    }
+    token
+        .parse::<u64>()
+        .ok()
+        .and_then(|v| T::try_from(v).ok())
+        .ok_or_else(|| SpecError::parse(token, format!("`{field}` value is too large")))
 }

@@ -1,9 +1,226 @@
-//! The rules a Spec must satisfy.
-use crate::{Spec, SpecError};
+//! The rules a Spec must satisfy. Each rule is one function whose doc comment says why it holds;
+//! errors name the field with the key of the text form (`k`, `map`, `stride`, ...).
+
+use crate::{Centi, Digits, Dtype, Mapping, Proposal, Spec, SpecError, MAX_K};
+
+/// Block sizes the kernels are written for.
+const THREADS: [u32; 4] = [128, 256, 512, 1024];
+/// Largest ratio `rho` or `rescue` may take.
+const MAX_RATIO: Centi = Centi(800);
 
 impl Spec {
-    /// Check every rule; the error names the field and the rule broken.
+    /// Check every rule; the first broken one is returned, naming the field (or the two fields
+    /// that cannot be combined) and what to change. Single-field rules are checked first:
+    ///
+    /// | field     | rule                                                         |
+    /// |-----------|--------------------------------------------------------------|
+    /// | `k`       | `1..=16384` ([`MAX_K`])                                      |
+    /// | `dtype`   | `f32`                                                        |
+    /// | `threads` | one of 128, 256, 512, 1024                                   |
+    /// | `coarse`  | `8..=12` bits                                                |
+    /// | `digits`  | 3 or 4 widths, each `1..=12`, summing to 32                  |
+    /// | `map`     | `kvsplit(2\|4\|8)`, `cluster(8)`                             |
+    /// | `stride`  | a power of two in `2..=1024`                                 |
+    /// | `rho`     | `1.0..=8.0`                                                  |
+    /// | `rescue`  | greater than `rho`, at most `8.0`                            |
+    ///
+    /// then the combinations: `rowlocal` and `cluster` need `propose=exact` and `threads=1024`;
+    /// `kvsplit` needs a sampled proposal.
     pub fn validate(&self) -> Result<(), SpecError> {
+        check_k(self.k)?;
+        check_dtype(self.dtype)?;
+        check_threads(self.threads)?;
+        check_coarse(self.coarse_bits)?;
+        check_digits(&self.digits)?;
+        check_mapping(self.mapping)?;
+        check_proposal(self.proposal)?;
+        check_mapping_proposal(self.mapping, self.proposal)?;
+        check_mapping_threads(self.mapping, self.threads)
+    }
+}
+
+/// `k` is in `1..=MAX_K`: a rank of zero selects nothing, and the kernels size their on-chip
+/// frontier and output staging for at most `MAX_K` indices per row.
+fn check_k(k: u32) -> Result<(), SpecError> {
+    if (1..=MAX_K).contains(&k) {
         Ok(())
+    } else {
+        Err(SpecError::invalid(
+            "k",
+            format!("must be in 1..={MAX_K}, got {k}"),
+        ))
+    }
+}
+
+/// Every dtype the enum can hold is generated; a new dtype must decide its rules here.
+fn check_dtype(dtype: Dtype) -> Result<(), SpecError> {
+    match dtype {
+        Dtype::F32 => Ok(()),
+    }
+}
+
+/// `threads` is 128, 256, 512 or 1024: whole warps, a power of two so block prefix sums and
+/// reductions are balanced trees, and at most the CUDA limit of 1024 threads per block.
+fn check_threads(threads: u32) -> Result<(), SpecError> {
+    if THREADS.contains(&threads) {
+        Ok(())
+    } else {
+        Err(SpecError::invalid(
+            "threads",
+            format!("must be one of 128, 256, 512 or 1024, got {threads}"),
+        ))
+    }
+}
+
+/// `coarse` is in `8..=12` bits of the 16-bit FP16 key: with fewer bins the boundary bin is too
+/// wide to leave a compact tail; with more, the histogram (2^bits counters) no longer fits in
+/// shared memory beside the candidate state.
+fn check_coarse(bits: u8) -> Result<(), SpecError> {
+    if (8..=12).contains(&bits) {
+        Ok(())
+    } else {
+        Err(SpecError::invalid(
+            "coarse",
+            format!("must be in 8..=12 bits, got {bits}"),
+        ))
+    }
+}
+
+/// `digits` are 3 or 4 widths, each `1..=12` bits, summing to 32: refinement must resolve the
+/// whole 32-bit ordered key, a width of 12 (4096 counters) is the largest histogram that fits in
+/// shared memory, and unused slots of the fixed array are zero so equal digit lists compare equal.
+fn check_digits(digits: &Digits) -> Result<(), SpecError> {
+    let len = digits.len as usize;
+    if !(3..=4).contains(&len) {
+        return Err(SpecError::invalid(
+            "digits",
+            format!("must have 3 or 4 widths, got {len}"),
+        ));
+    }
+    let (used, unused) = digits.widths.split_at(len);
+    if unused.iter().any(|&w| w != 0) {
+        return Err(SpecError::invalid(
+            "digits",
+            format!(
+                "slots after the {len} used widths must be zero, got {:?}",
+                digits.widths
+            ),
+        ));
+    }
+    if let Some(w) = used.iter().find(|w| !(1..=12).contains(*w)) {
+        return Err(SpecError::invalid(
+            "digits",
+            format!("each width must be in 1..=12 bits, got {w} in {digits}"),
+        ));
+    }
+    let sum: u32 = used.iter().map(|&w| u32::from(w)).sum();
+    if sum != 32 {
+        return Err(SpecError::invalid(
+            "digits",
+            format!("widths must sum to 32 (the FP32 key), got {digits} = {sum}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `kvsplit` uses 2, 4 or 8 CTAs per row (paper §5.5: a power of two keeps segments aligned and
+/// the finisher's reduction balanced); `cluster` uses exactly 8 CTAs, the portable cluster size
+/// its distributed-shared-memory histogram combine is written for.
+fn check_mapping(mapping: Mapping) -> Result<(), SpecError> {
+    match mapping {
+        Mapping::KvSplit { splits } if ![2, 4, 8].contains(&splits) => Err(SpecError::invalid(
+            "map",
+            format!("kvsplit takes 2, 4 or 8 CTAs per row, got kvsplit({splits})"),
+        )),
+        Mapping::Cluster { ctas } if ctas != 8 => Err(SpecError::invalid(
+            "map",
+            format!("cluster takes exactly 8 CTAs per row, got cluster({ctas})"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A sampled proposal (paper §4.2):
+/// - `stride` is a power of two in `2..=1024`: the row phase `(17 r + 13) mod s` permutes the
+///   residues only for powers of two; stride 1 is the whole row (use `propose=exact`), and
+///   beyond 1024 the view is too sparse to calibrate the boundary.
+/// - `rho` is in `1.0..=8.0`: a target rank below `k` underfills by construction, and beyond
+///   `8 k` the admitted frontier outgrows the candidate budget.
+/// - `rescue` is greater than `rho` and at most `8.0`: the secondary boundary is nested strictly
+///   deeper than the primary one (eq. 18-19), under the same budget.
+fn check_proposal(proposal: Proposal) -> Result<(), SpecError> {
+    let Proposal::Sampled {
+        stride,
+        rho,
+        rescue,
+    } = proposal
+    else {
+        return Ok(());
+    };
+    if !(stride.is_power_of_two() && (2..=1024).contains(&stride)) {
+        return Err(SpecError::invalid(
+            "stride",
+            format!("must be a power of two in 2..=1024, got {stride}"),
+        ));
+    }
+    if !(Centi(100)..=MAX_RATIO).contains(&rho) {
+        return Err(SpecError::invalid(
+            "rho",
+            format!("must be in 1.0..=8.0 (a target rank of rho * k), got {rho}"),
+        ));
+    }
+    match rescue {
+        Some(rescue) if rescue <= rho => Err(SpecError::conflict(
+            "rescue",
+            "rho",
+            format!(
+                "rescue must be greater than rho (the secondary target lies deeper), got \
+                 rescue={rescue} <= rho={rho}; raise rescue or leave it out"
+            ),
+        )),
+        Some(rescue) if rescue > MAX_RATIO => Err(SpecError::invalid(
+            "rescue",
+            format!("must be at most 8.0, got {rescue}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Row-local and cluster mappings are the direct-exact kernels (paper §5.5): they build the exact
+/// coarse boundary from the whole row, so they take `propose=exact`. KV-split is the sampled
+/// mapping: every segment CTA rebuilds the same row view, so it takes a sampled proposal.
+fn check_mapping_proposal(mapping: Mapping, proposal: Proposal) -> Result<(), SpecError> {
+    match (mapping, proposal) {
+        (Mapping::RowLocal(_) | Mapping::Cluster { .. }, Proposal::Sampled { .. }) => {
+            Err(SpecError::conflict(
+                "propose",
+                "map",
+                format!("map={mapping} builds the exact coarse boundary; set propose=exact"),
+            ))
+        }
+        (Mapping::KvSplit { .. }, Proposal::Exact) => Err(SpecError::conflict(
+            "propose",
+            "map",
+            format!(
+                "map={mapping} shares a sampled view between segments; set \
+                 propose=sampled(...) or use map=persistent for an exact proposal"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Row-local and cluster kernels run one 1024-thread CTA per row (or per row segment), the
+/// width the paper's row-local exact path is written for (§5.5); they take `threads=1024`.
+fn check_mapping_threads(mapping: Mapping, threads: u32) -> Result<(), SpecError> {
+    match mapping {
+        Mapping::RowLocal(_) | Mapping::Cluster { .. } if threads != 1024 => {
+            Err(SpecError::conflict(
+                "threads",
+                "map",
+                format!("map={mapping} runs 1024-thread CTAs; set threads=1024, got {threads}"),
+            ))
+        }
+        _ => Ok(()),
     }
 }

@@ -15,6 +15,14 @@ pub enum Error {
     K { k: usize, why: String },
     #[error("CUDA: {0}")]
     Cuda(String),
+    #[error("NVRTC could not compile `{entry}` for {arch}; fix the kernel source (compiler log below)\n{log}")]
+    Compile {
+        entry: String,
+        arch: String,
+        log: String,
+    },
+    #[error("kernel cache: {0}")]
+    Cache(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

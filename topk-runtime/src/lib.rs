@@ -2,6 +2,7 @@
 //! and the eq. 30 verifier, data generators, and the CUDA device layer.
 
 pub mod cpu;
+pub mod cuda;
 pub mod data;
 mod error;
 pub mod keys;

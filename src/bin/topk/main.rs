@@ -1,1 +1,75 @@
-fn main() {}
+//! `topk`: exact Top-K selection of long ragged score rows from the command line.
+
+mod args;
+mod cmd_bench;
+mod cmd_codegen;
+mod cmd_demo;
+mod cmd_gen;
+mod cmd_kernels;
+mod cmd_select;
+mod cmd_spec;
+mod cmd_verify;
+mod error;
+mod inputs;
+mod progress;
+mod report;
+
+use clap::{Parser, Subcommand};
+use error::CliError;
+use std::process::ExitCode;
+
+/// Exact sample-guided Top-K for long, ragged score rows.
+///
+/// Every row of a float32 score matrix has a valid length L; `topk` returns, per row, the
+/// indices of its K largest valid scores (any order), or every valid index followed by -1 when
+/// L <= K. Selection runs on the GPU through NVRTC-compiled kernels generated from a spec, or on
+/// the CPU with the same algorithm.
+#[derive(Parser)]
+#[command(name = "topk", version, propagate_version = true)]
+#[command(after_help = "Start with `topk demo`. Every subcommand has its own --help with examples.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Select(cmd_select::SelectArgs),
+    Verify(cmd_verify::VerifyArgs),
+    Gen(cmd_gen::GenArgs),
+    Demo(cmd_demo::DemoArgs),
+    Bench(cmd_bench::BenchArgs),
+    Spec(cmd_spec::SpecArgs),
+    Codegen(cmd_codegen::CodegenArgs),
+    Kernels(cmd_kernels::KernelsArgs),
+}
+
+/// Exit status of a command that ran to the end but found its result wanting (a contract
+/// violation, an inexact benchmark, a kernel that does not compile).
+pub const EXIT_FAILED_CHECK: u8 = 1;
+/// Exit status of a command that could not run: bad input, bad arguments, missing device.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Select(a) => cmd_select::run(a),
+        Command::Verify(a) => cmd_verify::run(a),
+        Command::Gen(a) => cmd_gen::run(a),
+        Command::Demo(a) => cmd_demo::run(a),
+        Command::Bench(a) => cmd_bench::run(a),
+        Command::Spec(a) => cmd_spec::run(a),
+        Command::Codegen(a) => cmd_codegen::run(a),
+        Command::Kernels(a) => cmd_kernels::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+/// What a subcommand returns: its exit status, or the error that stopped it.
+pub type CmdResult = Result<ExitCode, CliError>;

@@ -1,1 +1,29 @@
-//! CPU backend
+//! CPU backend: the exact reference the GPU kernels are checked against, route for route, plus
+//! a brute-force oracle, the eq. 30 verifier and a quickselect baseline.
+//!
+//! [`select`] runs the paper's three phases on each row (rows in parallel):
+//! 1. `L <= K`: route `Short`, every valid index then `-1`.
+//! 2. A usable stride view (sampled proposal, at least `min_view_len` samples) proposes the
+//!    coarse boundaries tau0 (and tau1); one fused pass admits `x >= endpoint(tau0)`, counts it
+//!    and histograms its leading FP32 digit. Enough: `Primary`; otherwise the band up to tau1
+//!    (`Rescue`); otherwise exact coarse recovery (`Recovery`). No usable view or an exact
+//!    proposal: `DirectExact`, the exact coarse route from the start.
+//! 3. Frontier-only radix refinement over the FP32 digits commits the rest.
+
+mod baseline;
+mod certify;
+mod exact_coarse;
+mod input;
+mod oracle;
+mod output;
+mod params;
+mod propose;
+mod refine;
+mod scan;
+mod select;
+mod verify;
+
+pub use baseline::select_baseline;
+pub use oracle::oracle;
+pub use select::select;
+pub use verify::{verify, VerifyReport, Violation};

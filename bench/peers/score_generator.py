@@ -1,0 +1,170 @@
+"""Scores generated on the GPU by the project's own generator kernel.
+
+The CUDA source comes from `topk codegen --generator`, so the peers read exactly the matrices
+our selector reads. It is compiled with NVRTC through cupy's binding with the same options the
+runtime uses, and launched straight into torch memory (`cupy.asarray` of a torch tensor shares
+it). cupy's RawModule is only the fallback: it appends its own `-arch` and `-ftz=true`, which
+NVRTC may reject next to ours, and flush-to-zero could change the generated values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import torch
+
+from call_shapes import Call
+
+KERNEL_NAME = "topk_generate"
+# Profile codes of the generator ABI (topk-runtime/src/data).
+PROFILE_CODES = {"indexer": 0, "iid": 1}
+NVRTC_OPTIONS = ("--gpu-architecture=sm_90a", "-std=c++17")
+# Launch geometry: one block per row, the block strides over the row's width.
+THREADS_PER_BLOCK = 256
+
+
+class GeneratorError(RuntimeError):
+    """The generator source could not be compiled, launched, or produced unusable scores."""
+
+
+class ScoreGenerator:
+    """Compiled `topk_generate`; `fill` writes one call's rows into a torch tensor."""
+
+    def __init__(self, source_path: str, options: tuple = NVRTC_OPTIONS):
+        import cupy  # noqa: F401  (fail here, with the reason, when cupy is missing)
+
+        if not os.path.isfile(source_path):
+            raise GeneratorError(
+                f"generator source {source_path!r} not found; write it with "
+                "`topk codegen --generator > gen.cu` and pass --gen-cu"
+            )
+        with open(source_path, encoding="utf-8") as f:
+            self.source = f.read()
+        if KERNEL_NAME not in self.source:
+            raise GeneratorError(
+                f"{source_path!r} has no kernel named {KERNEL_NAME}; is it the output of "
+                "`topk codegen --generator`?"
+            )
+        self.info = {
+            "source": os.path.abspath(source_path),
+            "source_sha256": hashlib.sha256(self.source.encode()).hexdigest(),
+            "kernel": KERNEL_NAME,
+            "threads_per_block": THREADS_PER_BLOCK,
+        }
+        self._kernel = self._compile(options)
+
+    def _compile(self, options: tuple):
+        import cupy
+
+        errors = []
+        try:
+            from cupy_backends.cuda.libs import nvrtc
+
+            prog = nvrtc.createProgram(self.source, "topk_generate.cu", (), ())
+            try:
+                try:
+                    nvrtc.compileProgram(prog, list(options))
+                except nvrtc.NVRTCError as e:
+                    log = nvrtc.getProgramLog(prog)
+                    raise GeneratorError(
+                        f"NVRTC rejected the generator source with options {options}: {e}\n{log}"
+                    ) from e
+                cubin = nvrtc.getCUBIN(prog)
+            finally:
+                nvrtc.destroyProgram(prog)
+            module = cupy.cuda.function.Module()
+            module.load(cubin)
+            self._module = module
+            self.info["compiled_with"] = "nvrtc " + " ".join(options)
+            self.info["nvrtc_version"] = ".".join(map(str, nvrtc.getVersion()))
+            return module.get_function(KERNEL_NAME)
+        except GeneratorError:
+            raise
+        except Exception as e:  # binding API differs in this cupy: try RawModule below
+            errors.append(f"direct NVRTC: {type(e).__name__}: {e}")
+        for opts in (tuple(options), ("-std=c++17",)):
+            try:
+                module = cupy.RawModule(code=self.source, options=opts)
+                kernel = module.get_function(KERNEL_NAME)
+                self._module = module
+                self.info["compiled_with"] = "cupy.RawModule " + " ".join(opts)
+                if opts != tuple(options):
+                    self.info["compile_warning"] = (
+                        "compiled with cupy's own -arch and -ftz=true, not " + " ".join(options)
+                        + "; values that flush to zero may differ from the runtime's matrices"
+                    )
+                self.info["compile_errors"] = errors
+                return kernel
+            except Exception as e:  # noqa: BLE001 - every attempt's error is reported
+                errors.append(f"cupy.RawModule{opts}: {type(e).__name__}: {e}")
+        raise GeneratorError("could not compile the generator:\n  " + "\n  ".join(errors))
+
+    def fill(self, out: torch.Tensor, lengths: torch.Tensor, call: Call, seed: int,
+             profile: str, k: int) -> None:
+        """Write call's rows into `out` [rows, width] (fp32, contiguous rows) on torch's
+        current stream; `lengths` [rows] int32 on the same device."""
+        import cupy
+        import numpy as np
+
+        if profile not in PROFILE_CODES:
+            raise GeneratorError(f"profile {profile!r}: expected one of {sorted(PROFILE_CODES)}")
+        if out.dtype != torch.float32 or out.dim() != 2 or out.stride(1) != 1:
+            raise GeneratorError("generator output must be a 2-D float32 tensor with unit stride")
+        if tuple(out.shape) != (call.rows, call.width):
+            raise GeneratorError(f"output {tuple(out.shape)} != call {call.rows}x{call.width}")
+        if lengths.dtype != torch.int32 or lengths.numel() != call.rows:
+            raise GeneratorError("lengths must be int32 with one entry per row")
+        device = out.device.index if out.device.index is not None else torch.cuda.current_device()
+        with cupy.cuda.Device(device):
+            stream = cupy.cuda.ExternalStream(torch.cuda.current_stream(out.device).cuda_stream)
+            args = (
+                cupy.asarray(out),
+                np.int64(out.stride(0)),
+                np.int32(call.rows),
+                np.int32(call.width),
+                cupy.asarray(lengths),
+                np.uint64(seed),
+                np.int32(PROFILE_CODES[profile]),
+                np.int32(k),
+                np.int64(call.row_offset),
+            )
+            try:
+                self._kernel((call.rows,), (THREADS_PER_BLOCK,), args, stream=stream)
+            except Exception as e:  # noqa: BLE001
+                raise GeneratorError(f"launching {KERNEL_NAME} for {call.name} failed: {e}") from e
+        torch.cuda.synchronize(out.device)
+
+
+def check_generated(scores: torch.Tensor, lengths: torch.Tensor,
+                    chunk_bytes: int = 1 << 30) -> dict:
+    """Counts what the verifier and the masked-dense peer rely on: no NaN anywhere and -inf
+    past every row's length. Raises GeneratorError when either fails."""
+    m, n = scores.shape
+    rows_per_chunk = max(1, chunk_bytes // (4 * n))
+    col = torch.arange(n, device=scores.device).unsqueeze(0)
+    nan = 0
+    suffix_not_neg_inf = 0
+    valid_neg_inf = 0
+    valid_pos_inf = 0
+    for r0 in range(0, m, rows_per_chunk):
+        x = scores[r0:r0 + rows_per_chunk]
+        valid = col < lengths[r0:r0 + rows_per_chunk].to(torch.int64).unsqueeze(1)
+        nan += int(torch.isnan(x).sum())
+        neg_inf = x == float("-inf")
+        suffix_not_neg_inf += int((~valid & ~neg_inf).sum())
+        valid_neg_inf += int((valid & neg_inf).sum())
+        valid_pos_inf += int((valid & (x == float("inf"))).sum())
+        del valid, neg_inf
+    stats = {
+        "nan": nan,
+        "suffix_not_neg_inf": suffix_not_neg_inf,
+        "valid_neg_inf": valid_neg_inf,
+        "valid_pos_inf": valid_pos_inf,
+    }
+    if nan or suffix_not_neg_inf:
+        raise GeneratorError(
+            f"generated scores unusable: {nan} NaN, {suffix_not_neg_inf} entries past a row's "
+            "length that are not -inf (the generator must write -inf there)"
+        )
+    return stats

@@ -1,0 +1,35 @@
+//! Progress bars for long work. indicatif draws on stderr only when it is a terminal, so
+//! pipes, files and tests see nothing.
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// A bar over `total` items of `unit` ("rows", "scores").
+pub fn items(total: u64, message: &str) -> ProgressBar {
+    let style = ProgressStyle::with_template(
+        "{msg:>12} [{bar:32}] {human_pos}/{human_len} {per_sec} eta {eta}",
+    )
+    .expect("valid template")
+    .progress_chars("=> ");
+    ProgressBar::new(total)
+        .with_style(style)
+        .with_message(message.to_string())
+}
+
+/// A bar over `total` bytes.
+pub fn bytes(total: u64, message: &str) -> ProgressBar {
+    let style = ProgressStyle::with_template(
+        "{msg:>12} [{bar:32}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    )
+    .expect("valid template")
+    .progress_chars("=> ");
+    ProgressBar::new(total)
+        .with_style(style)
+        .with_message(message.to_string())
+}
+
+/// A spinner for work of unknown length.
+pub fn spinner(message: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner().with_message(message.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    bar
+}

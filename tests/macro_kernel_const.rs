@@ -1,0 +1,134 @@
+//! What `topk_kernel!` expands to: the Spec its keys describe, defaults for omitted keys, its
+//! canonical text, and a hash that tells specs apart.
+
+use topk::dsl::{Centi, Digits, Mapping, Proposal, RowLocalVariant};
+use topk::{topk_kernel, KernelConst, Spec};
+
+const DEFAULT: KernelConst = topk_kernel!();
+const KV4: KernelConst = topk_kernel!(k = 2048, stride = 128, split = 4);
+const KV4_SPELLED_OUT: KernelConst = topk_kernel!(
+    threads = 512,
+    digits = [11, 11, 10],
+    map = kvsplit,
+    split = 4,
+    propose = sampled,
+    rescue = 1.75,
+    rho = 1.50,
+    stride = 128,
+    coarse = 11,
+    dtype = f32,
+    k = 2048,
+);
+const S64: KernelConst = topk_kernel!(stride = 64, rescue = none);
+const REGISTER: KernelConst = topk_kernel!(
+    map = rowlocal_register,
+    propose = exact,
+    threads = 1024,
+    k = 512
+);
+const CLUSTER: KernelConst = topk_kernel!(
+    map = cluster,
+    propose = exact,
+    threads = 1024,
+    digits = "8+8+8+8"
+);
+
+const ALL: [KernelConst; 6] = [DEFAULT, KV4, KV4_SPELLED_OUT, S64, REGISTER, CLUSTER];
+
+#[test]
+fn omitted_keys_take_the_default_spec() {
+    assert_eq!(DEFAULT.spec, Spec::default());
+    assert_eq!(DEFAULT.text, Spec::default().to_string());
+}
+
+#[test]
+fn split_alone_selects_kvsplit_and_keeps_the_other_defaults() {
+    assert_eq!(
+        KV4.spec,
+        Spec {
+            mapping: Mapping::KvSplit { splits: 4 },
+            ..Spec::default()
+        }
+    );
+    assert_eq!(KV4, KV4_SPELLED_OUT);
+}
+
+#[test]
+fn each_key_sets_its_field() {
+    assert_eq!(
+        S64.spec.proposal,
+        Proposal::Sampled {
+            stride: 64,
+            rho: Centi(150),
+            rescue: None
+        }
+    );
+    assert_eq!(
+        REGISTER.spec,
+        Spec {
+            k: 512,
+            mapping: Mapping::RowLocal(RowLocalVariant::Register),
+            proposal: Proposal::Exact,
+            threads: 1024,
+            ..Spec::default()
+        }
+    );
+    assert_eq!(CLUSTER.spec.mapping, Mapping::Cluster { ctas: 8 });
+    assert_eq!(
+        CLUSTER.spec.digits,
+        Digits {
+            widths: [8, 8, 8, 8],
+            len: 4
+        }
+    );
+}
+
+#[test]
+fn the_text_is_canonical_and_parses_back_to_the_spec() {
+    for kernel in ALL {
+        assert_eq!(kernel.text, kernel.spec.to_string());
+        assert_eq!(Spec::parse(kernel.text), Ok(kernel.spec));
+        assert_eq!(kernel.spec.validate(), Ok(()));
+    }
+}
+
+#[test]
+fn hashes_are_16_hex_digits_and_tell_specs_apart() {
+    for a in ALL {
+        assert_eq!(a.hash.len(), 16, "{}", a.text);
+        assert!(a
+            .hash
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        for b in ALL {
+            assert_eq!(
+                a.hash == b.hash,
+                a.spec == b.spec,
+                "{} vs {}",
+                a.text,
+                b.text
+            );
+        }
+    }
+}
+
+#[test]
+fn source_and_entry_come_together_and_match_codegen() {
+    for kernel in ALL {
+        assert_eq!(
+            kernel.has_source(),
+            !kernel.entry.is_empty(),
+            "{}",
+            kernel.text
+        );
+        match topk::codegen::generate(&kernel.spec) {
+            Ok(generated) => {
+                assert_eq!(kernel.source, generated.source);
+                assert_eq!(kernel.entry, generated.entry);
+                assert_eq!(kernel.hash, generated.hash);
+                assert!(kernel.source.contains(kernel.entry));
+            }
+            Err(_) => assert!(!kernel.has_source(), "{}", kernel.text),
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The `constexpr` block that specializes the shared CUDA body to one Spec.
+use crate::family::{samples, Family, Layout, REGISTER_ITEMS};
+use std::fmt::Write;
+use topk_dsl::Spec;
+
+/// float4 loads in flight per thread in the complete-row pass.
+const UNROLL: u32 = 2;
+/// Strided view loads in flight per thread.
+const VIEW_BATCH: u32 = 4;
+
+pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) -> String {
+    let sampled = samples(spec, family);
+    let stride = spec.stride().filter(|_| sampled).unwrap_or(1);
+    let q = spec.sample_rank().filter(|_| sampled).unwrap_or(1);
+    let q1 = spec.rescue_rank().filter(|_| sampled);
+    let shifts = spec.digit_shifts();
+    let widths = spec.digits.as_slice();
+    let mut s = String::from(
+        "typedef unsigned int u32;\ntypedef unsigned long long u64;\n#define FULL_MASK 0xffffffffu\n\n",
+    );
+    let mut c = |name: &str, ty: &str, value: String, why: &str| {
+        writeln!(s, "constexpr {ty} {name} = {value};  // {why}").unwrap();
+    };
+    c("K", "int", spec.k.to_string(), "rank");
+    c("THREADS", "int", spec.threads.to_string(), "threads per CTA");
+    c("NUM_WARPS", "int", (spec.threads / 32).to_string(), "warps per CTA");
+    c("MIN_BLOCKS", "int", layout.min_blocks.to_string(), "CTAs per SM (launch bounds)");
+    c("UNROLL", "int", UNROLL.to_string(), "float4 loads in flight per thread");
+    c("VIEW_BATCH", "int", VIEW_BATCH.to_string(), "view loads in flight per thread");
+    c("COARSE_SHIFT", "u32", spec.coarse_shift().to_string(), "FP16 key -> coarse bin");
+    c("COARSE_BINS", "int", spec.coarse_bins().to_string(), "coarse bins (eq. 11)");
+    let hist = spec.coarse_bins().max(spec.digit_bins());
+    c("HIST_BINS", "int", hist.to_string(), "the one reused shared histogram");
+    c("NUM_DIGITS", "int", widths.len().to_string(), "FP32 refinement digits");
+    c("SAMPLED", "bool", sampled.to_string(), "stride-view proposal (else exact coarse)");
+    c("STRIDE", "int", stride.to_string(), "view stride s");
+    c("SAMPLE_RANK", "int", q.to_string(), "q = ceil(rho K / s)");
+    c("RESCUE", "bool", q1.is_some().to_string(), "nested rescue boundary");
+    c("RESCUE_RANK", "int", q1.unwrap_or(q).to_string(), "q1 = ceil(rescue K / s)");
+    c("MIN_VIEW", "int", q1.unwrap_or(q).to_string(), "samples a usable view needs");
+    c("CAP", "int", layout.frontier_cap.to_string(), "shared frontier capacity per buffer");
+    if family != Family::Persistent {
+        let register = family == Family::RowLocalRegister;
+        c("REGISTER_ROW", "bool", register.to_string(), "row held in registers");
+        c("REG_ITEMS", "int", REGISTER_ITEMS.to_string(), "scores per thread in the register tile");
+    }
+    writeln!(s, "#define ENTRY {entry}").unwrap();
+    let select = |vals: Vec<String>| -> String {
+        let mut e = String::new();
+        for (j, v) in vals.iter().enumerate().take(vals.len() - 1) {
+            write!(e, "j == {j} ? {v} : ").unwrap();
+        }
+        e.push_str(vals.last().unwrap());
+        e
+    };
+    writeln!(
+        s,
+        "__device__ __forceinline__ constexpr int digit_shift(int j) {{ return {}; }}",
+        select(shifts.iter().map(|x| x.to_string()).collect())
+    )
+    .unwrap();
+    writeln!(
+        s,
+        "__device__ __forceinline__ constexpr int digit_width(int j) {{ return {}; }}",
+        select(widths.iter().map(|x| x.to_string()).collect())
+    )
+    .unwrap();
+    s
+}

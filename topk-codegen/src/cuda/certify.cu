@@ -1,0 +1,60 @@
+// ---- Phase 2 (paper §4.3, §5.3): fused certification and candidate formation. ----
+
+// One complete-row pass: every score in [lo, hi) (hi NaN: no upper bound) is compared in FP32
+// with the endpoints, appended to the frontier, and counted in the leading-digit histogram on
+// its first encounter. Returns the frontier count (the certificate C(tau), eq. 16).
+template <class Src>
+__device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
+  bool nan = false;
+  src.for_each([&](float x, int i, bool v) {
+    nan |= v && (x != x);
+    const bool take = v && x >= lo && !(x >= hi);
+    append_candidate(take, take ? desc_key32(x) : 0u, i, c.count, c.cur, c.spill_cap, c.hist, 0);
+  });
+  c.nan |= nan;
+  __syncthreads();
+  const int n = *c.count;
+  __syncthreads();
+  return n;
+}
+
+struct ExactBoundary {
+  float lo;   // endpoint of tau*: the frontier is [lo, hi)
+  float hi;   // endpoint of tau* - 1: scores >= hi are committed (NaN when tau* is the first bin)
+  int quota;  // k0 = K - |E0|
+};
+
+// Exact coarse recovery (eq. 20): histogram of every valid score, tau* = min{b : C(b) >= K};
+// a second pass commits the bins ahead of tau* and keeps the boundary bin as the frontier.
+template <class Src>
+__device__ ExactBoundary exact_coarse(const Src& src, RowCtx& c, int* __restrict__ out_row) {
+  clear_shared(c.hist, COARSE_BINS);
+  __syncthreads();
+  bool nan = false;
+  src.for_each([&](float x, int i, bool v) {
+    nan |= v && (x != x);
+    if (v) atomicAdd(&c.hist[coarse_bin(x)], 1);
+  });
+  c.nan |= nan;
+  __syncthreads();
+  const Boundary b = find_boundary<COARSE_BINS>(c.hist, K, c.scratch);
+  if (threadIdx.x == 0) {
+    c.scratch[SCRATCH_F0] = __float_as_int(coarse_endpoint((u32)b.bin));
+    c.scratch[SCRATCH_F1] = __float_as_int(b.bin > 0 ? coarse_endpoint((u32)b.bin - 1u) : quiet_nan());
+    *c.count = 0;
+  }
+  clear_shared(c.hist, HIST_BINS);
+  __syncthreads();
+  ExactBoundary e;
+  e.lo = __int_as_float(c.scratch[SCRATCH_F0]);
+  e.hi = __int_as_float(c.scratch[SCRATCH_F1]);
+  e.quota = K - b.before;
+  src.for_each([&](float x, int i, bool v) {
+    const bool commit = v && x >= e.hi;
+    emit_output(commit, i, c.out_count, out_row, K);
+    const bool take = v && x >= e.lo && !commit;
+    append_candidate(take, take ? desc_key32(x) : 0u, i, c.count, c.cur, c.spill_cap, c.hist, 0);
+  });
+  __syncthreads();
+  return e;
+}

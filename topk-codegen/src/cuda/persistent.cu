@@ -1,0 +1,42 @@
+// ---- Persistent mapping (§4.5, §5.5): one CTA owns a row; a worker pool claims rows. ----
+// control[0]: work cursor, control[1]: exit counter (both restored to 0 by the last CTA out, so a
+// graph replays without a memset), control[2]: status bits. `spill` holds, per worker, the
+// global continuation of both ping-pong frontiers: 4 * spill_cap words.
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
+      const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
+      long long out_pitch, int* __restrict__ spill, int spill_cap, u32* __restrict__ control,
+      int* __restrict__ row_info) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ int next_row;
+  RowCtx c = SharedLayout::carve(smem, spill + (long long)blockIdx.x * 4 * spill_cap, spill_cap);
+  int m = *live_rows;
+  if (m > m_cap || m < 0) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
+    m = m < 0 ? 0 : m_cap;
+  }
+  for (int row = blockIdx.x; row < m;) {
+    const int L = checked_length(lengths, row, width, control);
+    const float* row_ptr = scores + (long long)row * pitch;
+    GlobalRow src;
+    src.p = row_ptr;
+    src.L = L;
+    int q0 = 0;
+    const int phase = SAMPLED ? (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1)) : 0;
+    const int route = select_row(src, row_ptr, L, phase, out + (long long)row * out_pitch, c, q0);
+    finish_row(c, row, route, q0, control, row_info);
+    if (threadIdx.x == 0) next_row = (int)gridDim.x + atomicAdd(reinterpret_cast<int*>(control), 1);
+    __syncthreads();
+    row = next_row;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const u32 done = atomicAdd(control + 1, 1u);
+    if (done == gridDim.x - 1) {
+      control[0] = 0u;
+      control[1] = 0u;
+      __threadfence();
+    }
+  }
+}

@@ -1,0 +1,58 @@
+// ---- Row-local exact mapping (§5.5): one wide CTA per row, exact coarse boundary, no view. ----
+
+// A row held in registers: loaded once, then every pass reads registers (short rows).
+struct RegisterRow {
+  float v[REG_ITEMS];
+  int L;
+  __device__ __forceinline__ void load(const float* __restrict__ p, int len) {
+    L = len;
+#pragma unroll
+    for (int it = 0; it < REG_ITEMS; ++it) {
+      const int i = it * THREADS + threadIdx.x;
+      v[it] = i < L ? load_cg(p + i) : 0.0f;
+    }
+  }
+  template <class F> __device__ __forceinline__ void for_each(F&& f) const {
+#pragma unroll
+    for (int it = 0; it < REG_ITEMS; ++it) {
+      const int i = it * THREADS + threadIdx.x;
+      f(v[it], i, i < L);
+    }
+  }
+};
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
+      const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
+      long long out_pitch, int* __restrict__ spill, int spill_cap, u32* __restrict__ control,
+      int* __restrict__ row_info) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  int m = *live_rows;
+  if (m > m_cap || m < 0) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
+    m = m < 0 ? 0 : m_cap;
+  }
+  for (int row = blockIdx.x; row < m; row += gridDim.x) {
+    RowCtx c = SharedLayout::carve(smem, spill + (long long)blockIdx.x * 4 * spill_cap, spill_cap);
+    int L = checked_length(lengths, row, width, control);
+    const float* row_ptr = scores + (long long)row * pitch;
+    int q0 = 0;
+    int route;
+    if (REGISTER_ROW) {
+      if (L > REG_ITEMS * THREADS) {
+        // Longer than the register tile: reported as a bad length (the planner never does this).
+        if (threadIdx.x == 0) atomicOr(control + 2, STATUS_BAD_LENGTH);
+        L = 0;
+      }
+      RegisterRow src;
+      src.load(row_ptr, L);
+      route = select_row(src, row_ptr, L, 0, out + (long long)row * out_pitch, c, q0);
+    } else {
+      GlobalRow src;
+      src.p = row_ptr;
+      src.L = L;
+      route = select_row(src, row_ptr, L, 0, out + (long long)row * out_pitch, c, q0);
+    }
+    finish_row(c, row, route, q0, control, row_info);
+  }
+}

@@ -1,0 +1,96 @@
+//! Kernel families and the launch facts each one implies.
+use topk_dsl::{Mapping, Proposal, RowLocalVariant, Spec};
+
+const KEYS: &str = include_str!("cuda/keys.cu");
+const MEMORY: &str = include_str!("cuda/memory.cu");
+const BLOCK: &str = include_str!("cuda/block.cu");
+const ROW: &str = include_str!("cuda/row.cu");
+const PROPOSE: &str = include_str!("cuda/propose.cu");
+const CERTIFY: &str = include_str!("cuda/certify.cu");
+const REFINE: &str = include_str!("cuda/refine.cu");
+const SELECT: &str = include_str!("cuda/select.cu");
+const PERSISTENT: &str = include_str!("cuda/persistent.cu");
+const ROWLOCAL: &str = include_str!("cuda/rowlocal.cu");
+
+/// A family of generated kernels: same body, different row ownership.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// Persistent worker pool, one CTA per row, sampled or exact proposal.
+    Persistent,
+    /// One CTA per row with the row held in registers (short rows).
+    RowLocalRegister,
+    /// One CTA per row, streamed from global memory.
+    RowLocalStreaming,
+}
+
+impl Family {
+    pub fn of(spec: &Spec) -> Option<Family> {
+        match spec.mapping {
+            Mapping::Persistent => Some(Family::Persistent),
+            Mapping::RowLocal(RowLocalVariant::Register) => Some(Family::RowLocalRegister),
+            Mapping::RowLocal(RowLocalVariant::Streaming) => Some(Family::RowLocalStreaming),
+            Mapping::KvSplit { .. } | Mapping::Cluster { .. } => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Persistent => "persistent",
+            Family::RowLocalRegister => "rowlocal_register",
+            Family::RowLocalStreaming => "rowlocal_streaming",
+        }
+    }
+
+    pub(crate) fn parts(self) -> [&'static str; 10] {
+        let mapping = match self {
+            Family::Persistent => PERSISTENT,
+            Family::RowLocalRegister | Family::RowLocalStreaming => ROWLOCAL,
+        };
+        [
+            KEYS, MEMORY, BLOCK, ROW, PROPOSE, CERTIFY, REFINE, SELECT, mapping, "",
+        ]
+    }
+}
+
+/// Launch facts of a generated kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub threads: u32,
+    /// CTAs per SM the kernel is compiled for (`__launch_bounds__` minimum blocks).
+    pub min_blocks: u32,
+    /// Shared (key, index) frontier capacity per ping-pong buffer.
+    pub frontier_cap: u32,
+    /// Dynamic shared memory per CTA, bytes.
+    pub dynamic_smem: u32,
+    /// Longest row the kernel accepts (register tile), if bounded.
+    pub max_row: Option<u32>,
+    /// Whether the kernel is a persistent pool (needs the control counters zeroed once).
+    pub persistent: bool,
+}
+
+/// Scores per thread held in registers by the register row-local family.
+pub const REGISTER_ITEMS: u32 = 16;
+/// Words of block scratch + counters ahead of the frontiers (keep in sync with block.cu/select.cu).
+const SCRATCH_AND_COUNTERS: u32 = 40 + 8;
+
+impl Layout {
+    pub fn of(spec: &Spec, family: Family) -> Layout {
+        let frontier_cap = if spec.k <= 2048 { 4096 } else { 8192 };
+        let hist_bins = spec.coarse_bins().max(spec.digit_bins());
+        let dynamic_smem = (hist_bins + SCRATCH_AND_COUNTERS) * 4 + 4 * frontier_cap * 4;
+        let min_blocks = if spec.threads >= 1024 { 1 } else { (1536 / spec.threads).min(3) };
+        Layout {
+            threads: spec.threads,
+            min_blocks,
+            frontier_cap,
+            dynamic_smem,
+            max_row: (family == Family::RowLocalRegister).then_some(REGISTER_ITEMS * spec.threads),
+            persistent: family == Family::Persistent,
+        }
+    }
+}
+
+/// Whether the family samples: only the persistent family honours a sampled proposal.
+pub(crate) fn samples(spec: &Spec, family: Family) -> bool {
+    family == Family::Persistent && matches!(spec.proposal, Proposal::Sampled { .. })
+}

@@ -1,0 +1,245 @@
+//! One test per validation rule: the boundary values pass, the first values beyond them fail,
+//! and the error names the field (or both fields of a combination) that broke the rule.
+
+use topk_dsl::{Centi, Digits, Mapping, Proposal, RowLocalVariant, Spec, SpecError, MAX_K};
+
+fn spec(text: &str) -> Spec {
+    Spec::parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+}
+
+fn assert_valid(text: &str) {
+    assert_eq!(spec(text).validate(), Ok(()), "{text}");
+}
+
+/// `text` parses but fails validation on exactly `fields` (the error's own order).
+fn assert_breaks(text: &str, fields: &[&str]) {
+    match spec(text).validate() {
+        Err(e) => {
+            assert_eq!(e.fields(), fields, "{text}: {e}");
+            assert!(!e.to_string().is_empty());
+        }
+        Ok(()) => panic!("{text:?} validated"),
+    }
+}
+
+fn sampled(stride: u32, rho: u16, rescue: Option<u16>) -> Proposal {
+    Proposal::Sampled {
+        stride,
+        rho: Centi(rho),
+        rescue: rescue.map(Centi),
+    }
+}
+
+fn with_proposal(proposal: Proposal) -> Spec {
+    Spec {
+        proposal,
+        ..Spec::default()
+    }
+}
+
+#[test]
+fn the_default_spec_is_valid() {
+    assert_eq!(Spec::default().validate(), Ok(()));
+}
+
+#[test]
+fn k_is_between_one_and_max_k() {
+    assert_valid("k=1");
+    assert_valid(&format!("k={MAX_K}"));
+    assert_breaks("k=0", &["k"]);
+    assert_breaks(&format!("k={}", MAX_K + 1), &["k"]);
+    assert_breaks("k=20000", &["k"]);
+}
+
+#[test]
+fn large_k_stays_valid_with_a_sampled_proposal() {
+    assert_valid("k=8192,propose=sampled(stride=128,rho=1.5,rescue=1.75)");
+    assert_valid("k=16384,propose=sampled(stride=1024,rho=8)");
+}
+
+#[test]
+fn threads_is_a_supported_block_size() {
+    for t in [128, 256, 512, 1024] {
+        assert_valid(&format!("threads={t}"));
+    }
+    for t in [0, 64, 96, 384, 2048] {
+        assert_breaks(&format!("threads={t}"), &["threads"]);
+    }
+}
+
+#[test]
+fn coarse_bits_are_between_8_and_12() {
+    assert_valid("coarse=8");
+    assert_valid("coarse=12");
+    assert_breaks("coarse=7", &["coarse"]);
+    assert_breaks("coarse=13", &["coarse"]);
+    assert_breaks("coarse=16", &["coarse"]);
+}
+
+#[test]
+fn digits_sum_to_32() {
+    assert_valid("digits=12+12+8");
+    assert_valid("digits=8+8+8+8");
+    assert_breaks("digits=11+11+11", &["digits"]);
+    assert_breaks("digits=8+8+8+7", &["digits"]);
+}
+
+#[test]
+fn digits_have_three_or_four_widths() {
+    assert_breaks("digits=12+20", &["digits"]);
+    assert_breaks("digits=32", &["digits"]);
+}
+
+#[test]
+fn each_digit_is_between_1_and_12_bits() {
+    assert_valid("digits=1+12+12+7");
+    assert_breaks("digits=13+13+6", &["digits"]);
+    assert_breaks("digits=0+12+12+8", &["digits"]);
+}
+
+#[test]
+fn hand_built_digits_with_unused_slots_or_bad_len_are_rejected_without_panicking() {
+    for digits in [
+        Digits {
+            widths: [11, 11, 10, 5],
+            len: 3,
+        },
+        Digits {
+            widths: [8, 8, 8, 8],
+            len: 5,
+        },
+        Digits {
+            widths: [0; 4],
+            len: 0,
+        },
+    ] {
+        let spec = Spec {
+            digits,
+            ..Spec::default()
+        };
+        let err = spec.validate().unwrap_err();
+        assert_eq!(err.fields(), ["digits"], "{err}");
+        let _ = spec.to_string();
+    }
+}
+
+#[test]
+fn kvsplit_takes_2_4_or_8_ctas() {
+    for n in [2, 4, 8] {
+        assert_valid(&format!("map=kvsplit({n})"));
+    }
+    for n in [0, 1, 3, 6, 16] {
+        assert_breaks(&format!("map=kvsplit({n})"), &["map"]);
+    }
+}
+
+#[test]
+fn cluster_takes_exactly_8_ctas() {
+    assert_valid("map=cluster(8),propose=exact,threads=1024");
+    for n in [2, 4, 16] {
+        assert_breaks(
+            &format!("map=cluster({n}),propose=exact,threads=1024"),
+            &["map"],
+        );
+    }
+}
+
+#[test]
+fn stride_is_a_power_of_two_between_2_and_1024() {
+    for s in [2, 4, 64, 128, 1024] {
+        assert_eq!(with_proposal(sampled(s, 150, None)).validate(), Ok(()));
+    }
+    for s in [0, 1, 3, 100, 96, 2048] {
+        let err = with_proposal(sampled(s, 150, None)).validate().unwrap_err();
+        assert_eq!(err.fields(), ["stride"], "stride {s}: {err}");
+    }
+}
+
+#[test]
+fn rho_is_between_one_and_eight() {
+    for rho in [100, 150, 800] {
+        assert_eq!(with_proposal(sampled(128, rho, None)).validate(), Ok(()));
+    }
+    for rho in [0, 99, 801] {
+        let err = with_proposal(sampled(128, rho, None))
+            .validate()
+            .unwrap_err();
+        assert_eq!(err.fields(), ["rho"], "rho {rho}: {err}");
+    }
+}
+
+#[test]
+fn rescue_lies_deeper_than_rho() {
+    assert_eq!(
+        with_proposal(sampled(128, 150, Some(151))).validate(),
+        Ok(())
+    );
+    for rescue in [150, 100] {
+        let err = with_proposal(sampled(128, 150, Some(rescue)))
+            .validate()
+            .unwrap_err();
+        assert_eq!(err.fields(), ["rescue", "rho"], "{err}");
+    }
+}
+
+#[test]
+fn rescue_is_at_most_eight() {
+    assert_eq!(
+        with_proposal(sampled(128, 150, Some(800))).validate(),
+        Ok(())
+    );
+    let err = with_proposal(sampled(128, 150, Some(801)))
+        .validate()
+        .unwrap_err();
+    assert_eq!(err.fields(), ["rescue"], "{err}");
+}
+
+#[test]
+fn rowlocal_and_cluster_need_an_exact_proposal() {
+    for map in ["rowlocal(register)", "rowlocal(streaming)", "cluster(8)"] {
+        assert_valid(&format!("map={map},propose=exact,threads=1024"));
+        assert_breaks(
+            &format!("map={map},propose=sampled(stride=128,rho=1.5),threads=1024"),
+            &["propose", "map"],
+        );
+    }
+}
+
+#[test]
+fn kvsplit_needs_a_sampled_proposal() {
+    assert_breaks("map=kvsplit(4),propose=exact", &["propose", "map"]);
+    assert_valid("map=persistent,propose=exact");
+}
+
+#[test]
+fn rowlocal_and_cluster_need_1024_threads() {
+    for map in ["rowlocal(register)", "rowlocal(streaming)", "cluster(8)"] {
+        for t in [128, 256, 512] {
+            assert_breaks(
+                &format!("map={map},propose=exact,threads={t}"),
+                &["threads", "map"],
+            );
+        }
+    }
+    // The other mappings take any supported block size.
+    assert_valid("map=kvsplit(2),threads=1024");
+    assert_valid("map=persistent,threads=128");
+}
+
+#[test]
+fn errors_say_which_rule_was_broken() {
+    let err = spec("propose=sampled(stride=100,rho=1.5)")
+        .validate()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("stride") && text.contains("power of two") && text.contains("100"));
+    let conflict = Spec {
+        mapping: Mapping::RowLocal(RowLocalVariant::Register),
+        threads: 1024,
+        ..Spec::default()
+    }
+    .validate()
+    .unwrap_err();
+    assert!(matches!(conflict, SpecError::Conflict { .. }));
+    assert!(conflict.to_string().contains("propose=exact"), "{conflict}");
+}

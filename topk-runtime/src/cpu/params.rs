@@ -1,0 +1,114 @@
+//! Everything a row needs from the Spec, derived once per call.
+
+use crate::Result;
+use topk_dsl::{Spec, SpecError};
+
+/// One FP32 refinement digit: right shift and width inside the descending key.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Digit {
+    pub shift: u32,
+    pub width: u32,
+}
+
+impl Digit {
+    pub fn bins(self) -> usize {
+        1 << self.width
+    }
+    #[inline(always)]
+    pub fn of(self, key: u32) -> usize {
+        crate::keys::digit(key, self.shift, self.width) as usize
+    }
+}
+
+/// The stride view and its sample ranks (paper eq. 13-15).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Sampling {
+    pub stride: usize,
+    /// Primary sample rank q.
+    pub rank: u32,
+    /// Secondary (rescue) sample rank q1, when enabled.
+    pub rescue_rank: Option<u32>,
+    /// A view needs at least this many samples to be usable.
+    pub min_view_len: usize,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Params {
+    pub spec: Spec,
+    pub k: usize,
+    pub sampling: Option<Sampling>,
+    pub coarse_shift: u32,
+    pub coarse_bins: usize,
+    pub digits: Vec<Digit>,
+    /// Bins of the largest digit histogram.
+    pub digit_bins: usize,
+}
+
+impl Params {
+    /// Derive the parameters of a validated Spec. The few structural checks repeated here are
+    /// the ones whose violation would make the CPU code index out of bounds.
+    pub fn new(spec: &Spec) -> Result<Params> {
+        spec.validate()?;
+        let widths = spec.digits.as_slice();
+        if widths.is_empty()
+            || widths.iter().any(|&w| w == 0 || w > 16)
+            || widths.iter().map(|&w| w as u32).sum::<u32>() != 32
+        {
+            return Err(invalid("digits", "1 to 4 widths, each 1..=16 bits, summing to 32").into());
+        }
+        if spec.coarse_bits == 0 || spec.coarse_bits > 16 {
+            return Err(invalid("coarse", "between 1 and 16 bits").into());
+        }
+        let sampling = match (spec.stride(), spec.sample_rank()) {
+            (Some(stride), Some(rank)) => {
+                if stride == 0 {
+                    return Err(invalid("stride", "at least 1").into());
+                }
+                let rescue_rank = spec.rescue_rank();
+                // A nested boundary below the primary one needs the larger of the two ranks.
+                let min_view_len = spec
+                    .min_view_len()
+                    .unwrap_or(rank)
+                    .max(rank)
+                    .max(rescue_rank.unwrap_or(0));
+                Some(Sampling {
+                    stride: stride as usize,
+                    rank,
+                    rescue_rank,
+                    min_view_len: min_view_len as usize,
+                })
+            }
+            _ => None,
+        };
+        let digits: Vec<Digit> = spec
+            .digit_shifts()
+            .into_iter()
+            .zip(widths)
+            .map(|(shift, &width)| Digit {
+                shift,
+                width: width as u32,
+            })
+            .collect();
+        Ok(Params {
+            spec: *spec,
+            k: spec.k as usize,
+            sampling,
+            coarse_shift: spec.coarse_shift(),
+            coarse_bins: spec.coarse_bins() as usize,
+            digit_bins: spec.digit_bins() as usize,
+            digits,
+        })
+    }
+
+    /// Phase of row `row`'s stride view.
+    pub fn view_phase(&self, row: usize) -> usize {
+        self.spec.view_phase(row as u64).unwrap_or(0) as usize
+    }
+}
+
+fn invalid(field: &'static str, rule: &str) -> SpecError {
+    SpecError::Invalid {
+        field,
+        rule: rule.to_string(),
+    }
+}

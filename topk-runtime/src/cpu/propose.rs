@@ -1,0 +1,56 @@
+//! Phase 1 (paper §4.2): a coarse histogram of the row's stride view proposes the primary
+//! boundary tau0 and, when enabled, the nested rescue boundary tau1, as FP32 cutoffs.
+
+use super::params::{Params, Sampling};
+use super::scan::Cutoff;
+use crate::keys;
+
+/// The boundaries a usable view proposes.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Proposal {
+    pub primary: Cutoff,
+    pub rescue: Option<Cutoff>,
+}
+
+/// The proposal for row `row_index`, or `None` when its view `{i < L : i % s == a}` holds too few
+/// samples. `Err(col)` reports a NaN met in the view.
+pub(super) fn propose_boundary(
+    params: &Params,
+    sampling: &Sampling,
+    row_index: usize,
+    row: &[f32],
+    coarse_hist: &mut [u32],
+) -> Result<Option<Proposal>, usize> {
+    let phase = params.view_phase(row_index);
+    let view_len = row.len().saturating_sub(phase).div_ceil(sampling.stride);
+    if view_len < sampling.min_view_len {
+        return Ok(None);
+    }
+    coarse_hist.fill(0);
+    for col in (phase..row.len()).step_by(sampling.stride) {
+        let x = row[col];
+        if x.is_nan() {
+            return Err(col);
+        }
+        coarse_hist[keys::coarse_bin(x, params.coarse_shift) as usize] += 1;
+    }
+    let shift = params.coarse_shift;
+    let primary = Cutoff::through_bin(first_bin_reaching(coarse_hist, sampling.rank), shift);
+    let rescue = sampling
+        .rescue_rank
+        .map(|q1| Cutoff::through_bin(first_bin_reaching(coarse_hist, q1), shift));
+    Ok(Some(Proposal { primary, rescue }))
+}
+
+/// `min { b : H(b) >= rank }` for the inclusive prefix `H` of `hist`; the caller guarantees that
+/// the histogram holds at least `rank` entries (the last bin otherwise).
+pub(super) fn first_bin_reaching(hist: &[u32], rank: u32) -> u32 {
+    let mut prefix = 0u64;
+    for (bin, &count) in hist.iter().enumerate() {
+        prefix += count as u64;
+        if prefix >= rank as u64 {
+            return bin as u32;
+        }
+    }
+    hist.len().saturating_sub(1) as u32
+}

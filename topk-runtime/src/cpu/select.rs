@@ -1,0 +1,148 @@
+//! The CPU selector: the paper's three phases per row, rows in parallel with rayon.
+
+use super::certify::{certify_and_collect, collect_band};
+use super::exact_coarse::exact_coarse_frontier;
+use super::input::{check_indices, check_k, check_matrix};
+use super::output::{write_short_row, OutRow};
+use super::params::Params;
+use super::propose::propose_boundary;
+use super::refine::Frontier;
+use super::scan::first_nan;
+use crate::{Error, Result, Route, RouteStats, ScoreMatrix};
+use rayon::prelude::*;
+use topk_dsl::Spec;
+
+/// Exact Top-K of every row of `scores` with the rank and policy of `spec`, into `out` (row
+/// `r` in `out[r * out_pitch..][..K]`; slots past K are not touched). Indices inside a row come
+/// in no particular order. The route each row took is counted in the returned statistics, and
+/// listed per row when `per_row_routes` is set.
+///
+/// Fails, before writing any output when the shapes are wrong, on: an invalid spec, K outside
+/// `1..=MAX_K`, a matrix that does not fit its buffer, a length outside `[0, width]`, an
+/// index buffer too small, or a NaN among the valid scores (found while the rows are read).
+pub fn select(
+    spec: &Spec,
+    scores: &ScoreMatrix,
+    out: &mut [i32],
+    out_pitch: usize,
+    per_row_routes: bool,
+) -> Result<RouteStats> {
+    let params = Params::new(spec)?;
+    check_k(params.k)?;
+    check_matrix(scores)?;
+    check_indices(scores.rows, params.k, out.len(), out_pitch)?;
+    if scores.rows == 0 {
+        return Ok(RouteStats {
+            per_row: per_row_routes.then(Vec::new),
+            ..RouteStats::default()
+        });
+    }
+    let outcomes: Vec<RowOutcome> = out
+        .par_chunks_mut(out_pitch)
+        .take(scores.rows)
+        .enumerate()
+        .map_init(
+            || RowScratch::new(&params),
+            |scratch, (r, slots)| {
+                select_row(&params, r, scores.row(r), &mut slots[..params.k], scratch)
+                    .map_err(|col| Error::NaN { row: r, col })
+            },
+        )
+        .collect::<Result<_>>()?;
+    Ok(route_stats(&outcomes, per_row_routes))
+}
+
+/// Buffers one worker reuses for every row it selects.
+struct RowScratch {
+    coarse_hist: Vec<u32>,
+    frontier: Frontier,
+}
+
+impl RowScratch {
+    fn new(params: &Params) -> Self {
+        RowScratch {
+            coarse_hist: vec![0; params.coarse_bins],
+            frontier: Frontier::new(params.digit_bins),
+        }
+    }
+}
+
+/// The route of one row and the size of its initial frontier |Q0|.
+#[derive(Clone, Copy)]
+struct RowOutcome {
+    route: Route,
+    candidates: usize,
+}
+
+/// Select one row into `slots` (exactly K slots). `Err(col)`: a NaN at `col`.
+fn select_row(
+    params: &Params,
+    row_index: usize,
+    row: &[f32],
+    slots: &mut [i32],
+    scratch: &mut RowScratch,
+) -> std::result::Result<RowOutcome, usize> {
+    let k = params.k;
+    if row.len() <= k {
+        if let Some(col) = first_nan(row) {
+            return Err(col);
+        }
+        write_short_row(slots, row.len());
+        return Ok(RowOutcome {
+            route: Route::Short,
+            candidates: 0,
+        });
+    }
+    let first = params.digits[0];
+    let RowScratch {
+        coarse_hist,
+        frontier,
+    } = scratch;
+    let mut out = OutRow::new(slots);
+
+    let proposal = match &params.sampling {
+        Some(sampling) => propose_boundary(params, sampling, row_index, row, coarse_hist)?,
+        None => None,
+    };
+    let sampled_route = match proposal {
+        None => None,
+        Some(proposal) => {
+            frontier.reset(first);
+            certify_and_collect(row, proposal.primary, first, frontier)?;
+            if frontier.current.len() >= k {
+                Some(Route::Primary)
+            } else if let Some(rescue) = proposal.rescue.filter(|&r| r != proposal.primary) {
+                collect_band(row, rescue, proposal.primary, first, frontier);
+                (frontier.current.len() >= k).then_some(Route::Rescue)
+            } else {
+                None // an empty band cannot lift the count: straight to recovery
+            }
+        }
+    };
+    let (route, quota) = match sampled_route {
+        Some(route) => (route, k),
+        None => {
+            let route = match proposal {
+                Some(_) => Route::Recovery,
+                None => Route::DirectExact,
+            };
+            let quota = exact_coarse_frontier(params, row, coarse_hist, frontier, &mut out)?;
+            (route, quota)
+        }
+    };
+    let candidates = frontier.current.len();
+    frontier.refine(&params.digits, quota, &mut out);
+    debug_assert_eq!(out.filled(), k);
+    Ok(RowOutcome { route, candidates })
+}
+
+fn route_stats(outcomes: &[RowOutcome], per_row_routes: bool) -> RouteStats {
+    let mut stats = RouteStats::default();
+    for o in outcomes {
+        stats.rows[o.route as usize] += 1;
+        stats.candidates += o.candidates as u64;
+        stats.max_candidates = stats.max_candidates.max(o.candidates as u64);
+    }
+    stats.per_row = per_row_routes.then(|| outcomes.iter().map(|o| o.route).collect());
+    stats
+}

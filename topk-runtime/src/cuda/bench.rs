@@ -1,0 +1,234 @@
+//! Device-side benchmark harness: matrices generated on the GPU with the shared counter-based
+//! formula, the selector timed as graph replays, and the timed output verified on the GPU.
+
+use super::device::Gpu;
+use super::launch::{status, LaunchBuffers, Workspace};
+use super::plan::{Plan, PlanRequest};
+use super::selector::route_stats;
+use super::timing::{time_graph, GraphTiming, TimingProtocol};
+use crate::routes::RouteStats;
+use crate::{Error, Result};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use topk_dsl::Spec;
+
+/// Read bandwidth measured on the H200 with a float4 streaming read: the floor divisor.
+pub const FLOOR_READ_BYTES_PER_S: f64 = 4.49e12;
+
+fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
+    move |e| Error::Cuda(format!("{what}: {e}"))
+}
+
+/// A score matrix resident on the device.
+pub struct DeviceMatrix {
+    pub scores: CudaSlice<f32>,
+    pub lengths: CudaSlice<i32>,
+    pub live_rows: CudaSlice<i32>,
+    pub host_lengths: Vec<i32>,
+    pub rows: usize,
+    pub width: usize,
+    pub pitch: usize,
+}
+
+impl DeviceMatrix {
+    /// Bytes of valid scores: what one read of the input must move.
+    pub fn valid_bytes(&self) -> u64 {
+        self.host_lengths.iter().map(|&l| l.max(0) as u64 * 4).sum()
+    }
+
+    /// Uploads a host matrix.
+    pub fn upload(gpu: &Gpu, data: &[f32], lengths: &[i32], width: usize, pitch: usize) -> Result<DeviceMatrix> {
+        let stream = gpu.stream();
+        let rows = lengths.len();
+        Ok(DeviceMatrix {
+            scores: stream.clone_htod(data).map_err(cuda("uploading scores"))?,
+            lengths: stream.clone_htod(lengths).map_err(cuda("uploading lengths"))?,
+            live_rows: stream.clone_htod(&[rows as i32]).map_err(cuda("uploading the row count"))?,
+            host_lengths: lengths.to_vec(),
+            rows,
+            width,
+            pitch,
+        })
+    }
+
+    /// Generates `profile` on the device with the same formula as the CPU generator.
+    pub fn generate(
+        gpu: &Gpu,
+        profile_code: i32,
+        seed: u64,
+        k: u32,
+        lengths: &[i32],
+        width: usize,
+        pitch: usize,
+    ) -> Result<DeviceMatrix> {
+        let stream = gpu.stream();
+        let rows = lengths.len();
+        let source = topk_codegen::generator::generator_source();
+        let gen = gpu.load(&source, "topk_generate", 0)?;
+        let len = if rows == 0 { 1 } else { (rows - 1) * pitch + width };
+        let mut scores = stream.alloc_zeros::<f32>(len).map_err(cuda("allocating scores"))?;
+        let d_lengths = stream.clone_htod(lengths).map_err(cuda("uploading lengths"))?;
+        let pitch_i = pitch as i64;
+        let rows_i = rows as i32;
+        let width_i = width as i32;
+        let k_i = k as i32;
+        let offset = 0i64;
+        let mut b = stream.launch_builder(&gen.func);
+        b.arg(&mut scores)
+            .arg(&pitch_i)
+            .arg(&rows_i)
+            .arg(&width_i)
+            .arg(&d_lengths)
+            .arg(&seed)
+            .arg(&profile_code)
+            .arg(&k_i)
+            .arg(&offset);
+        let cfg = LaunchConfig {
+            grid_dim: (gpu.props().sms * 8, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: arguments follow the generator's fixed signature; buffers cover rows x pitch.
+        unsafe { b.launch(cfg) }.map_err(cuda("generating scores"))?;
+        Ok(DeviceMatrix {
+            scores,
+            lengths: d_lengths,
+            live_rows: stream.clone_htod(&[rows as i32]).map_err(cuda("uploading the row count"))?,
+            host_lengths: lengths.to_vec(),
+            rows,
+            width,
+            pitch,
+        })
+    }
+
+    /// Rows whose output breaks eq. 30 or the sentinel contract, as (row, code) pairs.
+    pub fn verify(&self, gpu: &Gpu, out: &CudaSlice<i32>, k: u32, out_pitch: usize) -> Result<Vec<(usize, i32)>> {
+        let stream = gpu.stream();
+        let k_pow2 = k.next_power_of_two().max(32);
+        let v = gpu.load(
+            topk_codegen::verifier::verifier_source(),
+            topk_codegen::verifier::VERIFIER_ENTRY,
+            k_pow2 * 4,
+        )?;
+        let mut flags = stream.alloc_zeros::<i32>(self.rows.max(1)).map_err(cuda("allocating flags"))?;
+        let pitch = self.pitch as i64;
+        let rows = self.rows as i32;
+        let width = self.width as i32;
+        let out_pitch_i = out_pitch as i64;
+        let k_i = k as i32;
+        let k_pow2_i = k_pow2 as i32;
+        let mut b = stream.launch_builder(&v.func);
+        b.arg(&self.scores)
+            .arg(&pitch)
+            .arg(&self.lengths)
+            .arg(&rows)
+            .arg(&width)
+            .arg(out)
+            .arg(&out_pitch_i)
+            .arg(&k_i)
+            .arg(&k_pow2_i)
+            .arg(&mut flags);
+        let cfg = LaunchConfig {
+            grid_dim: (self.rows.max(1) as u32, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: k_pow2 * 4,
+        };
+        // SAFETY: arguments follow the verifier's signature; buffers cover rows x pitch / out_pitch.
+        unsafe { b.launch(cfg) }.map_err(cuda("verifying"))?;
+        let flags = stream.clone_dtoh(&flags).map_err(cuda("reading verdicts"))?;
+        Ok(flags
+            .iter()
+            .enumerate()
+            .take(self.rows)
+            .filter(|(_, &f)| f != 0)
+            .map(|(r, &f)| (r, f))
+            .collect())
+    }
+}
+
+/// One benchmarked shape.
+#[derive(Clone, Debug)]
+pub struct BenchReport {
+    pub spec: Spec,
+    pub entry: String,
+    pub rows: usize,
+    pub width: usize,
+    pub k: u32,
+    pub timing: GraphTiming,
+    pub floor_ms: f64,
+    pub valid_bytes: u64,
+    pub exact: bool,
+    pub bad_rows: Vec<(usize, i32)>,
+    pub routes: RouteStats,
+    pub workspace_bytes: u64,
+    pub grid: u32,
+    pub ctas_per_sm: u32,
+    pub compile_ms: f64,
+}
+
+/// Plans, captures and times the selector on `m`, then verifies the timed output.
+pub fn bench_matrix(
+    gpu: &Gpu,
+    m: &DeviceMatrix,
+    k: u32,
+    spec: Option<Spec>,
+    protocol: TimingProtocol,
+) -> Result<BenchReport> {
+    let stream = gpu.stream().clone();
+    let mut request = PlanRequest::new(k, m.rows as u32, m.width as u32);
+    request.pitch = m.pitch as u64;
+    request.spec = spec;
+    let plan = Plan::new(gpu, request)?;
+    let mut ws = Workspace::new(&plan, &stream)?;
+    let out_len = m.rows.max(1) * k as usize;
+    let mut out = stream.alloc_zeros::<i32>(out_len).map_err(cuda("allocating the output"))?;
+    let mut info = stream.alloc_zeros::<i32>(2 * m.rows.max(1)).map_err(cuda("allocating row info"))?;
+    // One plain call for the route statistics and the status word.
+    {
+        let (s, l, r) = (m.scores.slice(..), m.lengths.slice(..), m.live_rows.slice(..));
+        let mut o = out.slice_mut(..);
+        let mut i = info.slice_mut(..);
+        plan.launch(
+            &stream,
+            LaunchBuffers { scores: &s, lengths: &l, live_rows: &r, out: &mut o, row_info: Some(&mut i) },
+            &mut ws,
+        )?;
+    }
+    stream.synchronize().map_err(cuda("running the selector"))?;
+    let bits = ws.status(&stream)?;
+    if bits & (status::NAN | status::BAD_LENGTH | status::BAD_ROWS) != 0 {
+        return Err(Error::Input(format!("the device reported invalid input (status {bits:#x})")));
+    }
+    let routes = route_stats(&stream.clone_dtoh(&info).map_err(cuda("reading row info"))?, false);
+    // Poison the output so the verifier sees only what the timed replays wrote.
+    stream.memset_zeros(&mut out).map_err(cuda("clearing the output"))?;
+    let timing = {
+        let (s, l, r) = (m.scores.slice(..), m.lengths.slice(..), m.live_rows.slice(..));
+        let mut o = out.slice_mut(..);
+        time_graph(&stream, protocol, || {
+            plan.launch(
+                &stream,
+                LaunchBuffers { scores: &s, lengths: &l, live_rows: &r, out: &mut o, row_info: None },
+                &mut ws,
+            )
+        })?
+    };
+    let bad_rows = m.verify(gpu, &out, k, k as usize)?;
+    let valid_bytes = m.valid_bytes();
+    Ok(BenchReport {
+        spec: plan.spec,
+        entry: plan.kernel.entry.clone(),
+        rows: m.rows,
+        width: m.width,
+        k,
+        timing,
+        floor_ms: valid_bytes as f64 / FLOOR_READ_BYTES_PER_S * 1e3,
+        valid_bytes,
+        exact: bad_rows.is_empty(),
+        bad_rows,
+        routes,
+        workspace_bytes: plan.workspace_bytes,
+        grid: plan.grid,
+        ctas_per_sm: plan.ctas_per_sm,
+        compile_ms: plan.loaded.compile_ms,
+    })
+}

@@ -1,0 +1,191 @@
+//! Workspace and launch: the typed API over cudarc views, and a raw one over device pointers.
+
+use super::plan::{Plan, CONTROL_WORDS};
+use crate::{Error, Result};
+use cudarc::driver::{
+    sys::CUdeviceptr, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
+    LaunchConfig, PushKernelArg,
+};
+use std::sync::Arc;
+
+/// Status bits the kernels raise in the control block (read with [`Workspace::status`]).
+pub mod status {
+    /// A valid score was NaN: outside the contract, the row's output is unspecified.
+    pub const NAN: u32 = 1;
+    /// A length was outside `[0, width]`: the row was treated as empty.
+    pub const BAD_LENGTH: u32 = 2;
+    /// The live row count was outside `[0, M_cap]`: it was clamped.
+    pub const BAD_ROWS: u32 = 4;
+}
+
+/// Device memory a Plan needs besides its inputs and outputs: the control block (work cursor,
+/// exit counter, status) and per-worker frontier spill slices. Its size depends on the plan's
+/// grid and width, never on the live rows, and the kernels hand the counters back zeroed.
+pub struct Workspace {
+    control: CudaSlice<u32>,
+    spill: CudaSlice<i32>,
+    grid: u32,
+    spill_cap: u32,
+}
+
+impl Workspace {
+    /// Allocates (zeroed) the workspace of `plan` on `stream`.
+    pub fn new(plan: &Plan, stream: &Arc<CudaStream>) -> Result<Workspace> {
+        let spill_words = (plan.grid as usize * 4 * plan.spill_cap as usize).max(1);
+        let control = stream
+            .alloc_zeros::<u32>(CONTROL_WORDS)
+            .map_err(|e| Error::Cuda(format!("allocating the control block: {e}")))?;
+        let spill = stream.alloc_zeros::<i32>(spill_words).map_err(|e| {
+            Error::Cuda(format!(
+                "allocating {} bytes of frontier spill: {e}",
+                spill_words * 4
+            ))
+        })?;
+        Ok(Workspace {
+            control,
+            spill,
+            grid: plan.grid,
+            spill_cap: plan.spill_cap,
+        })
+    }
+
+    /// Status bits raised since the last [`Workspace::clear_status`] (synchronizes the stream).
+    pub fn status(&self, stream: &Arc<CudaStream>) -> Result<u32> {
+        let words = stream
+            .clone_dtoh(&self.control)
+            .map_err(|e| Error::Cuda(format!("reading the status word: {e}")))?;
+        Ok(words[2])
+    }
+
+    /// Zeroes the whole control block (also a recovery step after an aborted launch).
+    pub fn clear_status(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        stream
+            .memset_zeros(&mut self.control)
+            .map_err(|e| Error::Cuda(format!("clearing the control block: {e}")))
+    }
+}
+
+/// Device inputs and outputs of one call, as cudarc views.
+pub struct LaunchBuffers<'a, 'b> {
+    /// `M_cap x pitch` scores (the last row may stop at `width`).
+    pub scores: &'a CudaView<'b, f32>,
+    /// `M_cap` valid lengths.
+    pub lengths: &'a CudaView<'b, i32>,
+    /// One int: the live row count `m <= M_cap`.
+    pub live_rows: &'a CudaView<'b, i32>,
+    /// `M_cap x out_pitch` indices; rows `>= m` are not touched.
+    pub out: &'a mut CudaViewMut<'b, i32>,
+    /// Optional `2 * M_cap` ints: (route, |Q0|) per row, for statistics.
+    pub row_info: Option<&'a mut CudaViewMut<'b, i32>>,
+}
+
+impl Plan {
+    fn launch_config(&self) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (self.grid, 1, 1),
+            block_dim: (self.block, 1, 1),
+            shared_mem_bytes: self.smem,
+        }
+    }
+
+    fn check_workspace(&self, ws: &Workspace) -> Result<()> {
+        if ws.grid != self.grid || ws.spill_cap != self.spill_cap {
+            return Err(Error::Input(
+                "workspace was made for another plan: allocate it with Workspace::new(&plan, ..)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_len(&self, what: &str, have: usize, need: u64) -> Result<()> {
+        if (have as u64) < need {
+            return Err(Error::Input(format!(
+                "{what} holds {have} elements but the plan (M_cap = {}, width = {}, pitch = {}, K = {}) needs {need}",
+                self.request.m_cap, self.request.width, self.request.pitch, self.request.k
+            )));
+        }
+        Ok(())
+    }
+
+    fn needs(&self) -> (u64, u64) {
+        let r = &self.request;
+        let m = r.m_cap.max(1) as u64;
+        ((m - 1) * r.pitch + r.width as u64, (m - 1) * r.out_pitch + r.k as u64)
+    }
+
+    /// Launches the selector on `stream`. Graph-capturable: no allocation, no host read-back.
+    pub fn launch(
+        &self,
+        stream: &Arc<CudaStream>,
+        io: LaunchBuffers<'_, '_>,
+        ws: &mut Workspace,
+    ) -> Result<()> {
+        self.check_workspace(ws)?;
+        let (scores_need, out_need) = self.needs();
+        self.check_len("scores", io.scores.len(), scores_need)?;
+        self.check_len("lengths", io.lengths.len(), self.request.m_cap as u64)?;
+        self.check_len("live_rows", io.live_rows.len(), 1)?;
+        self.check_len("out", io.out.len(), out_need)?;
+        if let Some(info) = &io.row_info {
+            self.check_len("row_info", info.len(), 2 * self.request.m_cap as u64)?;
+        }
+        let (scores, _s) = io.scores.device_ptr(stream);
+        let (lengths, _l) = io.lengths.device_ptr(stream);
+        let (live, _r) = io.live_rows.device_ptr(stream);
+        let (out, _o) = io.out.device_ptr_mut(stream);
+        let info = match io.row_info {
+            Some(v) => v.device_ptr_mut(stream).0,
+            None => 0,
+        };
+        // SAFETY: every pointer comes from a live view checked above against the plan's extents.
+        unsafe { self.launch_raw(stream, scores, lengths, live, out, info, ws) }
+    }
+
+    /// Launches on raw device pointers (for producers outside cudarc: PyTorch through DLPack,
+    /// candle, ...). `row_info` may be 0.
+    ///
+    /// # Safety
+    /// `scores` must point to `(M_cap - 1) * pitch + width` readable f32, `lengths` to `M_cap`
+    /// i32, `live_rows` to one i32, `out` to `(M_cap - 1) * out_pitch + K` writable i32 and
+    /// `row_info`, when non-zero, to `2 * M_cap` writable i32, all in this plan's context and
+    /// not written by other work while the kernel runs.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch_raw(
+        &self,
+        stream: &Arc<CudaStream>,
+        scores: CUdeviceptr,
+        lengths: CUdeviceptr,
+        live_rows: CUdeviceptr,
+        out: CUdeviceptr,
+        row_info: CUdeviceptr,
+        ws: &mut Workspace,
+    ) -> Result<()> {
+        self.check_workspace(ws)?;
+        let r = &self.request;
+        let pitch = r.pitch as i64;
+        let out_pitch = r.out_pitch as i64;
+        let m_cap = r.m_cap as i32;
+        let width = r.width as i32;
+        let spill_cap = self.spill_cap as i32;
+        let (spill, _sp) = ws.spill.device_ptr_mut(stream);
+        let (control, _c) = ws.control.device_ptr_mut(stream);
+        let mut b = stream.launch_builder(&self.loaded.func);
+        b.arg(&scores)
+            .arg(&pitch)
+            .arg(&lengths)
+            .arg(&live_rows)
+            .arg(&m_cap)
+            .arg(&width)
+            .arg(&out)
+            .arg(&out_pitch)
+            .arg(&spill)
+            .arg(&spill_cap)
+            .arg(&control)
+            .arg(&row_info);
+        // SAFETY: the argument list matches the generated entry's signature, in order and type.
+        unsafe { b.launch(self.launch_config()) }
+            .map(|_| ())
+            .map_err(|e| Error::Cuda(format!("launching `{}`: {e}", self.kernel.entry)))
+    }
+}

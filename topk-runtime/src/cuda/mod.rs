@@ -1,0 +1,22 @@
+//! The CUDA device layer: device discovery, NVRTC compilation to CUBIN, and the kernel caches.
+//!
+//! Everything here works, or fails with an [`Error`](crate::Error) that says what to install,
+//! on machines without a GPU, driver or NVRTC; cudarc is never called before its library has
+//! been found.
+
+pub mod cache;
+pub mod device;
+pub mod nvrtc;
+
+pub use cache::CacheOutcome;
+pub use device::{DeviceProps, Gpu, Loaded};
+pub use nvrtc::{Arch, Compiled};
+pub mod launch;
+pub mod plan;
+pub mod selector;
+pub mod timing;
+
+pub use launch::{LaunchBuffers, Workspace};
+pub use plan::{Plan, PlanRequest};
+pub use selector::CudaSelector;
+pub mod bench;

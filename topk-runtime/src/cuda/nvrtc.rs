@@ -1,0 +1,344 @@
+//! NVRTC: CUDA C++ source to a CUBIN for one exact GPU architecture.
+//!
+//! cudarc's safe NVRTC API stops at PTX; loading PTX would make the driver JIT it again on every
+//! process start. We take the CUBIN through `nvrtcGetCUBIN` instead, so a cached entry loads with
+//! no further compilation. The raw program handle lives in [`Program`], which destroys it on
+//! every path, including errors.
+//!
+//! NVRTC docs: <https://docs.nvidia.com/cuda/nvrtc/index.html>
+
+use std::ffi::{c_char, CString};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use cudarc::nvrtc::{result, sys};
+
+use crate::{Error, Result};
+
+/// What to do when libnvrtc cannot be loaded.
+const NVRTC_MISSING: &str = "libnvrtc not found: install the CUDA toolkit or \
+    `pip install nvidia-cuda-nvrtc==13.0.88` and add its nvidia/cu13/lib folder to LD_LIBRARY_PATH";
+
+/// A real GPU architecture to compile for, such as `sm_90a` (compute capability 9.0 with its
+/// architecture-specific features).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Arch {
+    /// Compute capability major version (9 for Hopper).
+    pub major: u32,
+    /// Compute capability minor version, one digit.
+    pub minor: u32,
+    /// The `a` suffix: code uses features of this exact architecture and runs nowhere else.
+    pub arch_specific: bool,
+}
+
+impl Arch {
+    /// The architecture to compile for on a device of compute capability `major.minor`: the
+    /// architecture-specific variant (`sm_90a`, `sm_100a`) where one exists for that generation's
+    /// flagship, else the plain one (`sm_80`, `sm_89`).
+    pub fn from_cc(major: u32, minor: u32) -> Result<Arch> {
+        if major == 0 || minor > 9 {
+            return Err(Error::Input(format!(
+                "compute capability {major}.{minor} is not valid: expected a major version >= 1 \
+                 and a one-digit minor version"
+            )));
+        }
+        let arch_specific = matches!((major, minor), (9, 0) | (10, 0));
+        Ok(Arch {
+            major,
+            minor,
+            arch_specific,
+        })
+    }
+
+    /// The number NVRTC lists in its supported architectures (`90` for sm_90 and sm_90a).
+    pub fn number(&self) -> u32 {
+        self.major * 10 + self.minor
+    }
+
+    /// The NVRTC option selecting this architecture, e.g. `--gpu-architecture=sm_90a`.
+    pub fn nvrtc_option(&self) -> String {
+        format!("--gpu-architecture={self}")
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let suffix = if self.arch_specific { "a" } else { "" };
+        write!(f, "sm_{}{}{suffix}", self.major, self.minor)
+    }
+}
+
+impl FromStr for Arch {
+    type Err = Error;
+
+    /// Parses `sm_<major><minor>[a]`: the last digit is the minor version (`sm_120a` is 12.0).
+    fn from_str(text: &str) -> Result<Arch> {
+        let bad = || {
+            Error::Input(format!(
+                "`{text}` is not a GPU architecture: expected sm_<major><minor>[a], \
+                 e.g. sm_90a or sm_80"
+            ))
+        };
+        let digits = text.strip_prefix("sm_").ok_or_else(bad)?;
+        let (digits, arch_specific) = match digits.strip_suffix('a') {
+            Some(rest) => (rest, true),
+            None => (digits, false),
+        };
+        if digits.len() < 2 || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let (major, minor) = digits.split_at(digits.len() - 1);
+        let major: u32 = major.parse().map_err(|_| bad())?;
+        let minor: u32 = minor.parse().map_err(|_| bad())?;
+        if major == 0 {
+            return Err(bad());
+        }
+        Ok(Arch {
+            major,
+            minor,
+            arch_specific,
+        })
+    }
+}
+
+/// The result of one NVRTC compilation.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The CUBIN (an ELF image) for the requested architecture.
+    pub cubin: Vec<u8>,
+    /// The intermediate PTX, when NVRTC kept it.
+    pub ptx: Option<String>,
+    /// The compiler log (warnings); empty when NVRTC had nothing to say.
+    pub log: String,
+    /// Wall time of the compilation in milliseconds.
+    pub millis: f64,
+}
+
+/// Checks that libnvrtc can be loaded, so that no later NVRTC call panics inside cudarc.
+pub fn nvrtc_available() -> Result<()> {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: `is_culib_present` only tries to dlopen the candidate library names and drops the
+    // handles again; no NVRTC symbol is resolved or called.
+    let present = *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() });
+    if present {
+        Ok(())
+    } else {
+        Err(Error::Cuda(NVRTC_MISSING.to_string()))
+    }
+}
+
+/// The NVRTC version as `(major, minor)`, e.g. `(13, 0)`.
+///
+/// Wraps [nvrtcVersion](https://docs.nvidia.com/cuda/nvrtc/index.html) (query functions).
+pub fn nvrtc_version() -> Result<(i32, i32)> {
+    static VERSION: OnceLock<std::result::Result<(i32, i32), String>> = OnceLock::new();
+    nvrtc_available()?;
+    VERSION
+        .get_or_init(|| {
+            let (mut major, mut minor) = (0, 0);
+            // SAFETY: libnvrtc is loaded (checked above); both pointers are valid for a write.
+            unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+                .result()
+                .map(|()| (major, minor))
+                .map_err(|e| format!("nvrtcVersion failed: {e}"))
+        })
+        .clone()
+        .map_err(Error::Cuda)
+}
+
+/// The architecture numbers this NVRTC can generate code for (e.g. `[75, 80, ..., 121]`).
+///
+/// Wraps [nvrtcGetSupportedArchs](https://docs.nvidia.com/cuda/nvrtc/index.html) (query functions).
+pub fn supported_archs() -> Result<Vec<u32>> {
+    static ARCHS: OnceLock<std::result::Result<Vec<u32>, String>> = OnceLock::new();
+    nvrtc_available()?;
+    ARCHS
+        .get_or_init(|| {
+            let mut count = 0;
+            // SAFETY: libnvrtc is loaded; `count` is valid for a write.
+            unsafe { sys::nvrtcGetNumSupportedArchs(&mut count) }
+                .result()
+                .map_err(|e| format!("nvrtcGetNumSupportedArchs failed: {e}"))?;
+            let mut archs = vec![0; count.max(0) as usize];
+            // SAFETY: `archs` holds exactly the `count` ints NVRTC writes.
+            unsafe { sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
+                .result()
+                .map_err(|e| format!("nvrtcGetSupportedArchs failed: {e}"))?;
+            Ok(archs.into_iter().map(|a| a.max(0) as u32).collect())
+        })
+        .clone()
+        .map_err(Error::Cuda)
+}
+
+/// Fails with a clear message when this NVRTC cannot target `arch`.
+pub fn check_arch_supported(arch: &Arch) -> Result<()> {
+    let archs = supported_archs()?;
+    if archs.contains(&arch.number()) {
+        return Ok(());
+    }
+    let (major, minor) = nvrtc_version()?;
+    let listed: Vec<String> = archs.iter().map(|a| format!("sm_{a}")).collect();
+    Err(Error::Cuda(format!(
+        "NVRTC {major}.{minor} cannot generate code for {arch} (it supports {}): install an NVRTC \
+         release that knows this GPU",
+        listed.join(", ")
+    )))
+}
+
+/// The canonical NVRTC options for `arch`; they are part of the cache key, so their order is
+/// fixed. `-O3` and `--use_fast_math=false` are deliberately absent: NVRTC 13 rejects them, and
+/// device code is optimized by default.
+pub fn compile_options(arch: &Arch) -> Vec<String> {
+    vec![
+        arch.nvrtc_option(),
+        "-std=c++17".to_string(),
+        "-lineinfo".to_string(),
+    ]
+}
+
+/// Compiles `source` to a CUBIN for `arch` with [`compile_options`]. `entry_hint` names the
+/// program in compiler messages. A compile error returns [`Error::Compile`] with the full log.
+pub fn compile(source: &str, entry_hint: &str, arch: &Arch) -> Result<Compiled> {
+    compile_with_options(source, entry_hint, arch, &compile_options(arch))
+}
+
+/// Compiles `source` with exactly `options` (which must select `arch`).
+pub(crate) fn compile_with_options(
+    source: &str,
+    entry_hint: &str,
+    arch: &Arch,
+    options: &[String],
+) -> Result<Compiled> {
+    nvrtc_available()?;
+    check_arch_supported(arch)?;
+    let source_c = CString::new(source).map_err(|_| {
+        Error::Input(format!(
+            "kernel source for `{entry_hint}` contains a NUL byte: CUDA source must be plain text"
+        ))
+    })?;
+    let name_c = CString::new(format!("{}.cu", file_stem(entry_hint)))
+        .expect("file_stem keeps only ASCII letters, digits and '_'");
+    if let Some(bad) = options.iter().find(|o| o.contains('\0')) {
+        return Err(Error::Input(format!(
+            "NVRTC option {bad:?} contains a NUL byte"
+        )));
+    }
+
+    let started = Instant::now();
+    // `program` is declared after `source_c`/`name_c`, so it is destroyed before they are freed.
+    let program = Program::create(&source_c, &name_c)?;
+    let compiled = program.compile(options);
+    let log = program.log()?;
+    if let Err(code) = compiled {
+        let log = if code.0 == sys::nvrtcResult::NVRTC_ERROR_COMPILATION {
+            log
+        } else {
+            format!("{log}\n(nvrtcCompileProgram returned {code:?})")
+        };
+        return Err(Error::Compile {
+            entry: entry_hint.to_string(),
+            arch: arch.to_string(),
+            log,
+        });
+    }
+    let cubin = program.cubin()?;
+    let ptx = program.ptx();
+    let millis = started.elapsed().as_secs_f64() * 1e3;
+    Ok(Compiled {
+        cubin,
+        ptx,
+        log,
+        millis,
+    })
+}
+
+/// `entry_hint` reduced to a safe file name stem (letters, digits, `_`).
+pub(crate) fn file_stem(entry_hint: &str) -> String {
+    let stem: String = entry_hint
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if stem.is_empty() {
+        "kernel".to_string()
+    } else {
+        stem
+    }
+}
+
+/// An NVRTC program handle, destroyed on drop.
+struct Program(sys::nvrtcProgram);
+
+impl Program {
+    /// Wraps [nvrtcCreateProgram](https://docs.nvidia.com/cuda/nvrtc/index.html#group__compilation_1g9ae65f68911d1cf0adda2af4ad8cb458).
+    fn create(source: &CString, name: &CString) -> Result<Program> {
+        result::create_program(source, Some(name))
+            .map(Program)
+            .map_err(|e| Error::Cuda(format!("nvrtcCreateProgram failed: {e}")))
+    }
+
+    /// Wraps [nvrtcCompileProgram](https://docs.nvidia.com/cuda/nvrtc/index.html#group__compilation_1g1f3136029db1413e362154b567297e8b).
+    fn compile(&self, options: &[String]) -> std::result::Result<(), result::NvrtcError> {
+        // SAFETY: `self.0` came from `create_program` and is destroyed only in `drop`; the options
+        // were checked to contain no NUL byte, so cudarc's CString conversion cannot panic.
+        unsafe { result::compile_program(self.0, options) }
+    }
+
+    /// The compiler log as text (trailing NUL removed).
+    fn log(&self) -> Result<String> {
+        // SAFETY: `self.0` is a live program (see `compile`).
+        let raw = unsafe { result::get_program_log(self.0) }
+            .map_err(|e| Error::Cuda(format!("nvrtcGetProgramLog failed: {e}")))?;
+        Ok(text_until_nul(&raw).trim_end().to_string())
+    }
+
+    /// The CUBIN; wraps `nvrtcGetCUBINSize` and
+    /// [nvrtcGetCUBIN](https://docs.nvidia.com/cuda/nvrtc/index.html) (compilation functions).
+    fn cubin(&self) -> Result<Vec<u8>> {
+        let mut size = 0usize;
+        // SAFETY: `self.0` is a live, compiled program; `size` is valid for a write.
+        unsafe { sys::nvrtcGetCUBINSize(self.0, &mut size) }
+            .result()
+            .map_err(|e| Error::Cuda(format!("nvrtcGetCUBINSize failed: {e}")))?;
+        if size == 0 {
+            return Err(Error::Cuda(
+                "NVRTC produced no CUBIN: the target must be a real architecture (sm_XY), \
+                 not a virtual one (compute_XY)"
+                    .to_string(),
+            ));
+        }
+        let mut cubin = vec![0u8; size];
+        // SAFETY: `cubin` has exactly the `size` bytes NVRTC reported and will write.
+        unsafe { sys::nvrtcGetCUBIN(self.0, cubin.as_mut_ptr().cast::<c_char>()) }
+            .result()
+            .map_err(|e| Error::Cuda(format!("nvrtcGetCUBIN failed: {e}")))?;
+        Ok(cubin)
+    }
+
+    /// The PTX, when NVRTC kept it (it is only a debugging aid here).
+    fn ptx(&self) -> Option<String> {
+        // SAFETY: `self.0` is a live, compiled program.
+        let raw = unsafe { result::get_ptx(self.0) }.ok()?;
+        let text = text_until_nul(&raw);
+        (!text.is_empty()).then_some(text)
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` came from `create_program` and this is the only place it is destroyed.
+        // A failure here cannot be acted on; the handle is gone either way.
+        let _ = unsafe { result::destroy_program(self.0) };
+    }
+}
+
+/// Text from a NUL-terminated C buffer, lossily decoded.
+fn text_until_nul(raw: &[c_char]) -> String {
+    let bytes: Vec<u8> = raw
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}

@@ -1,0 +1,183 @@
+//! The planner: (K, dtype, M_cap, N, pitch, device) -> a Plan fixed before graph capture.
+//!
+//! A Plan names the generated kernel, its grid, block and shared memory, and the workspace it
+//! needs. The live row count and the valid lengths stay device inputs, so one Plan serves every
+//! replay of a captured graph.
+
+use super::device::{Gpu, Loaded};
+use crate::{Error, Result};
+use topk_codegen::{Family, KernelSource};
+use topk_dsl::{Mapping, Proposal, RowLocalVariant, Spec, MAX_K};
+
+/// What a caller plans for: capacities, not live values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanRequest {
+    pub k: u32,
+    /// Rows the buffers can hold (`M_cap`); fewer may be live at each call.
+    pub m_cap: u32,
+    /// Allocated row width `N`: every valid length is in `0..=N`.
+    pub width: u32,
+    /// Row pitch of the score matrix in elements, `>= width`.
+    pub pitch: u64,
+    /// Row pitch of the output in elements, `>= k`.
+    pub out_pitch: u64,
+    /// A Spec to use instead of the default map.
+    pub spec: Option<Spec>,
+}
+
+impl PlanRequest {
+    pub fn new(k: u32, m_cap: u32, width: u32) -> Self {
+        PlanRequest {
+            k,
+            m_cap,
+            width,
+            pitch: width as u64,
+            out_pitch: k as u64,
+            spec: None,
+        }
+    }
+
+    pub fn with_spec(mut self, spec: Spec) -> Self {
+        self.spec = Some(spec);
+        self
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.k == 0 || self.k > MAX_K {
+            return Err(Error::K {
+                k: self.k as usize,
+                why: format!("K must be in 1..={MAX_K}"),
+            });
+        }
+        if self.width == 0 || self.width > i32::MAX as u32 {
+            return Err(Error::Input(format!(
+                "width {} must be in 1..={}",
+                self.width,
+                i32::MAX
+            )));
+        }
+        if self.pitch < self.width as u64 {
+            return Err(Error::Input(format!(
+                "row pitch {} is smaller than the width {}",
+                self.pitch, self.width
+            )));
+        }
+        if self.out_pitch < self.k as u64 {
+            return Err(Error::Input(format!(
+                "output pitch {} is smaller than K = {}",
+                self.out_pitch, self.k
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The default execution map (paper Fig. 6, simplified to the families generated so far):
+/// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
+/// the width where sampling starts to pay (paper §6.4: 32K-64K), persistent sampled above.
+pub fn default_spec(k: u32, _m_cap: u32, width: u32) -> Spec {
+    let base = Spec {
+        k,
+        ..Spec::default()
+    };
+    let register_tile = topk_codegen::REGISTER_ITEMS * 1024;
+    if width <= register_tile {
+        Spec {
+            mapping: Mapping::RowLocal(RowLocalVariant::Register),
+            proposal: Proposal::Exact,
+            threads: 1024,
+            ..base
+        }
+    } else if width < 49_152 {
+        Spec {
+            mapping: Mapping::RowLocal(RowLocalVariant::Streaming),
+            proposal: Proposal::Exact,
+            threads: 1024,
+            ..base
+        }
+    } else {
+        base
+    }
+}
+
+/// A planned selector: the generated kernel, loaded, and its launch geometry.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub request: PlanRequest,
+    pub spec: Spec,
+    pub kernel: KernelSource,
+    pub loaded: Loaded,
+    pub grid: u32,
+    pub block: u32,
+    pub smem: u32,
+    /// Frontier spill capacity per worker and ping-pong buffer, in (key, index) pairs.
+    pub spill_cap: u32,
+    /// Bytes of the workspace: control words + per-worker spill slices.
+    pub workspace_bytes: u64,
+    /// CTAs resident per SM, from the occupancy calculator.
+    pub ctas_per_sm: u32,
+}
+
+/// Words of the control block: work cursor, exit counter, status, padding.
+pub const CONTROL_WORDS: usize = 4;
+/// Upper bound of the per-worker spill slice; larger frontiers are re-read from the row.
+const MAX_SPILL: u32 = 16_384;
+
+impl Plan {
+    /// Plans `request` on `gpu`: chooses the Spec (given or default map), generates, compiles
+    /// (through the caches) and sizes the grid and workspace.
+    pub fn new(gpu: &Gpu, request: PlanRequest) -> Result<Plan> {
+        request.check()?;
+        let spec = request
+            .spec
+            .unwrap_or_else(|| default_spec(request.k, request.m_cap, request.width));
+        if spec.k != request.k {
+            return Err(Error::Input(format!(
+                "spec has k = {} but the plan asks for K = {}",
+                spec.k, request.k
+            )));
+        }
+        let kernel = topk_codegen::generate(&spec)?;
+        if let Some(max) = kernel.layout.max_row {
+            if request.width > max {
+                return Err(Error::Input(format!(
+                    "`{spec}` holds rows of at most {max} scores in registers, but the width is {}: \
+                     use rowlocal(streaming) or a persistent mapping",
+                    request.width
+                )));
+            }
+        }
+        let smem = kernel.layout.dynamic_smem;
+        let loaded = gpu.load(&kernel.source, &kernel.entry, smem)?;
+        let block = kernel.layout.threads;
+        let ctas_per_sm = loaded
+            .func
+            .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
+            .map_err(|e| Error::Cuda(format!("occupancy of `{}`: {e}", kernel.entry)))?
+            .max(1) as u32;
+        let sms = gpu.props().sms;
+        let grid = (sms * ctas_per_sm).min(request.m_cap.max(1));
+        let spill_cap = request
+            .width
+            .saturating_sub(kernel.layout.frontier_cap)
+            .min(MAX_SPILL);
+        let workspace_bytes =
+            (CONTROL_WORDS as u64) * 4 + grid as u64 * 4 * spill_cap as u64 * 4;
+        Ok(Plan {
+            request,
+            spec,
+            kernel,
+            loaded,
+            grid,
+            block,
+            smem,
+            spill_cap,
+            workspace_bytes,
+            ctas_per_sm,
+        })
+    }
+
+    pub fn family(&self) -> Family {
+        self.kernel.family
+    }
+}

@@ -1,0 +1,190 @@
+//! Host-memory convenience over a Plan: upload, launch, check the status word, download.
+//! (Engines keep their data on the device and use `Plan::launch` directly.)
+
+use super::device::Gpu;
+use super::launch::{status, LaunchBuffers, Workspace};
+use super::plan::{Plan, PlanRequest};
+use crate::routes::{Route, RouteStats};
+use crate::{Error, Result, ScoreMatrix};
+
+/// A planned selector with its workspace, for scores in host memory.
+pub struct CudaSelector {
+    gpu: Gpu,
+    plan: Plan,
+    ws: Workspace,
+}
+
+impl CudaSelector {
+    pub fn new(gpu: &Gpu, request: PlanRequest) -> Result<CudaSelector> {
+        let plan = Plan::new(gpu, request)?;
+        let ws = Workspace::new(&plan, gpu.stream())?;
+        Ok(CudaSelector {
+            gpu: gpu.clone(),
+            plan,
+            ws,
+        })
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Selects every row of `scores` into `out` (`rows x out_pitch`), with route statistics.
+    pub fn select_host(
+        &mut self,
+        scores: &ScoreMatrix,
+        out: &mut [i32],
+        out_pitch: usize,
+        per_row_routes: bool,
+    ) -> Result<RouteStats> {
+        let r = self.plan.request;
+        let k = r.k as usize;
+        check_host_input(scores, &r, out.len(), out_pitch)?;
+        let rows = scores.rows;
+        if rows == 0 {
+            return Ok(RouteStats::default());
+        }
+        let stream = self.gpu.stream().clone();
+        let cuda = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));
+        let need = (rows - 1) * scores.pitch + scores.width;
+        let d_scores = stream
+            .clone_htod(&scores.data[..need])
+            .map_err(|e| cuda("uploading scores", e))?;
+        let d_lengths = stream
+            .clone_htod(scores.lengths)
+            .map_err(|e| cuda("uploading lengths", e))?;
+        let d_live = stream
+            .clone_htod(&[rows as i32])
+            .map_err(|e| cuda("uploading the row count", e))?;
+        let mut d_out = stream
+            .alloc_zeros::<i32>((rows - 1) * r.out_pitch as usize + k)
+            .map_err(|e| cuda("allocating the output", e))?;
+        let mut d_info = stream
+            .alloc_zeros::<i32>(2 * rows)
+            .map_err(|e| cuda("allocating row statistics", e))?;
+        self.ws.clear_status(&stream)?;
+        {
+            let scores_v = d_scores.slice(..);
+            let lengths_v = d_lengths.slice(..);
+            let live_v = d_live.slice(..);
+            let mut out_v = d_out.slice_mut(..);
+            let mut info_v = d_info.slice_mut(..);
+            self.plan.launch(
+                &stream,
+                LaunchBuffers {
+                    scores: &scores_v,
+                    lengths: &lengths_v,
+                    live_rows: &live_v,
+                    out: &mut out_v,
+                    row_info: Some(&mut info_v),
+                },
+                &mut self.ws,
+            )?;
+        }
+        stream
+            .synchronize()
+            .map_err(|e| cuda("running the selector", e))?;
+        let bits = self.ws.status(&stream)?;
+        if bits & status::NAN != 0 {
+            return Err(locate_nan(scores));
+        }
+        if bits != 0 {
+            return Err(Error::Input(format!(
+                "the device reported invalid input (status bits {bits:#x})"
+            )));
+        }
+        let host_out = stream
+            .clone_dtoh(&d_out)
+            .map_err(|e| cuda("downloading indices", e))?;
+        for row in 0..rows {
+            let src = &host_out[row * r.out_pitch as usize..][..k];
+            out[row * out_pitch..][..k].copy_from_slice(src);
+        }
+        let info = stream
+            .clone_dtoh(&d_info)
+            .map_err(|e| cuda("downloading row statistics", e))?;
+        Ok(route_stats(&info, per_row_routes))
+    }
+}
+
+/// Route statistics from the per-row (route, |Q0|) pairs the kernels write.
+pub fn route_stats(info: &[i32], per_row: bool) -> RouteStats {
+    let mut stats = RouteStats::default();
+    let mut routes = Vec::new();
+    for pair in info.chunks_exact(2) {
+        let route = Route::from_code(pair[0] as u8).unwrap_or(Route::Short);
+        stats.rows[route as usize] += 1;
+        let q0 = pair[1].max(0) as u64;
+        stats.candidates += q0;
+        stats.max_candidates = stats.max_candidates.max(q0);
+        routes.push(route);
+    }
+    if per_row {
+        stats.per_row = Some(routes);
+    }
+    stats
+}
+
+fn check_host_input(
+    scores: &ScoreMatrix,
+    r: &PlanRequest,
+    out_len: usize,
+    out_pitch: usize,
+) -> Result<()> {
+    if scores.rows > r.m_cap as usize {
+        return Err(Error::Input(format!(
+            "{} rows but the plan holds at most M_cap = {}",
+            scores.rows, r.m_cap
+        )));
+    }
+    if scores.width != r.width as usize || scores.pitch != r.pitch as usize {
+        return Err(Error::Input(format!(
+            "matrix width/pitch {}/{} differ from the plan's {}/{}",
+            scores.width, scores.pitch, r.width, r.pitch
+        )));
+    }
+    if scores.lengths.len() != scores.rows {
+        return Err(Error::Input(format!(
+            "{} lengths for {} rows: give one valid length per row",
+            scores.lengths.len(),
+            scores.rows
+        )));
+    }
+    for (row, &len) in scores.lengths.iter().enumerate() {
+        if len < 0 || len as usize > scores.width {
+            return Err(Error::Length {
+                row,
+                len: len as i64,
+                width: scores.width,
+            });
+        }
+    }
+    if scores.rows > 0 {
+        let need = (scores.rows - 1) * scores.pitch + scores.width;
+        if scores.data.len() < need {
+            return Err(Error::Input(format!(
+                "score buffer holds {} values, {} rows of pitch {} need {need}",
+                scores.data.len(),
+                scores.rows,
+                scores.pitch
+            )));
+        }
+        let k = r.k as usize;
+        if out_pitch < k || out_len < (scores.rows - 1) * out_pitch + k {
+            return Err(Error::Input(format!(
+                "output buffer of {out_len} with pitch {out_pitch} cannot hold {} rows of K = {k}",
+                scores.rows
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn locate_nan(scores: &ScoreMatrix) -> Error {
+    for row in 0..scores.rows {
+        if let Some(col) = scores.row(row).iter().position(|x| x.is_nan()) {
+            return Error::NaN { row, col };
+        }
+    }
+    Error::Input("the device reported a NaN score".into())
+}
