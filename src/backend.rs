@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 use topk_dsl::Spec;
+use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
 use topk_runtime::{Error, Result, RouteStats, ScoreMatrix};
 
 /// An execution backend.
@@ -27,35 +28,26 @@ impl fmt::Display for Backend {
     }
 }
 
-/// A backend choice and, for `auto`, why it fell where it did.
+/// A backend choice and, when `auto` fell back to the CPU, why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
     pub backend: Backend,
-    /// Set when `auto` could not use the GPU: the reason, for the user.
     pub fallback_reason: Option<String>,
 }
 
 /// Turn `auto`, `cpu` or `cuda` into a backend. `auto` takes the GPU when one is usable and
 /// the CPU otherwise; `cuda` fails when no GPU is usable, saying why.
 pub fn resolve(choice: &str) -> Result<Resolved> {
+    let resolved = |backend, fallback_reason| Resolved {
+        backend,
+        fallback_reason,
+    };
     match choice {
-        "cpu" => Ok(Resolved {
-            backend: Backend::Cpu,
-            fallback_reason: None,
-        }),
-        "cuda" => cuda_usable().map(|()| Resolved {
-            backend: Backend::Cuda,
-            fallback_reason: None,
-        }),
+        "cpu" => Ok(resolved(Backend::Cpu, None)),
+        "cuda" => cuda_usable().map(|()| resolved(Backend::Cuda, None)),
         "auto" => Ok(match cuda_usable() {
-            Ok(()) => Resolved {
-                backend: Backend::Cuda,
-                fallback_reason: None,
-            },
-            Err(e) => Resolved {
-                backend: Backend::Cpu,
-                fallback_reason: Some(e.to_string()),
-            },
+            Ok(()) => resolved(Backend::Cuda, None),
+            Err(e) => resolved(Backend::Cpu, Some(e.to_string())),
         }),
         other => Err(Error::Input(format!(
             "unknown backend `{other}`: choose auto, cpu or cuda"
@@ -63,30 +55,83 @@ pub fn resolve(choice: &str) -> Result<Resolved> {
     }
 }
 
-/// `Ok` when the CUDA backend can run here; otherwise the reason it cannot.
+/// `Ok` when a GPU can run the generated kernels here; otherwise what is missing.
 fn cuda_usable() -> Result<()> {
-    Err(cuda_not_built())
+    if Gpu::available() {
+        Ok(())
+    } else {
+        // Opening the device again yields the reason (no driver, no device, no NVRTC, ...).
+        Gpu::open(0).map(|_| ())
+    }
 }
 
-fn cuda_not_built() -> Error {
-    Error::Cuda("CUDA backend not available in this build; use --backend cpu".into())
+/// The policy used when the caller names none: the paper's wide-row persistent policy at `k`.
+pub fn default_spec(k: usize) -> Spec {
+    Spec {
+        k: k as u32,
+        ..Spec::default()
+    }
 }
 
-/// Select the Top-K of every row of `scores` on `backend` into `out` (row `r` at
-/// `out[r * out_pitch..][..K]`); returns the route statistics and the time the selection took.
+/// The outcome of one selection.
+#[derive(Clone, Debug)]
+pub struct Selection {
+    /// The spec that ran (the planner's choice on the GPU when none was given).
+    pub spec: Spec,
+    pub stats: RouteStats,
+    /// Wall time of the selection; on the GPU it includes the host-device copies.
+    pub elapsed: Duration,
+}
+
+/// Select the `k` largest valid scores of every row of `scores` on `backend` into `out` (row
+/// `r` at `out[r * out_pitch..][..k]`). With no `spec`, the CPU runs [`default_spec`] and the
+/// GPU planner chooses a kernel for the shape.
 pub fn select(
     backend: Backend,
-    spec: &Spec,
+    spec: Option<&Spec>,
+    k: usize,
     scores: &ScoreMatrix,
     out: &mut [i32],
     out_pitch: usize,
-) -> Result<(RouteStats, Duration)> {
+) -> Result<Selection> {
+    if let Some(s) = spec {
+        if s.k as usize != k {
+            return Err(Error::Input(format!(
+                "the spec selects k={} but K = {k} was asked for; make them agree",
+                s.k
+            )));
+        }
+    }
     match backend {
         Backend::Cpu => {
+            let spec = spec.copied().unwrap_or_else(|| default_spec(k));
             let start = Instant::now();
-            let stats = topk_runtime::cpu::select(spec, scores, out, out_pitch, false)?;
-            Ok((stats, start.elapsed()))
+            let stats = topk_runtime::cpu::select(&spec, scores, out, out_pitch, false)?;
+            Ok(Selection {
+                spec,
+                stats,
+                elapsed: start.elapsed(),
+            })
         }
-        Backend::Cuda => Err(cuda_not_built()),
+        Backend::Cuda => {
+            let gpu = Gpu::open(0)?;
+            let too_large = |what: &str, n: usize| {
+                Error::Input(format!("{what} {n} is too large for one GPU call; split the input"))
+            };
+            let rows = u32::try_from(scores.rows).map_err(|_| too_large("row count", scores.rows))?;
+            let width = u32::try_from(scores.width).map_err(|_| too_large("width", scores.width))?;
+            let mut request = PlanRequest::new(k as u32, rows.max(1), width);
+            request.pitch = scores.pitch as u64;
+            request.out_pitch = out_pitch as u64;
+            request.spec = spec.copied();
+            let mut selector = CudaSelector::new(&gpu, request)?;
+            let start = Instant::now();
+            let stats = selector.select_host(scores, out, out_pitch, false)?;
+            Ok(Selection {
+                spec: selector.plan().spec,
+                stats,
+                elapsed: start.elapsed(),
+            })
+        }
     }
 }

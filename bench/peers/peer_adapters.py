@@ -60,10 +60,7 @@ class TorchTopK(Peer):
         return torch_indices_to_contract(out, lengths)
 
     def route(self, rows, width, k):
-        # torch's heuristic (aten TensorTopK.cu should_use_sort): sort for a few long slices.
-        if rows <= 10 and width >= 100000:
-            return "sort"
-        return "radix select (masked dense, lengths ignored)"
+        return "torch.topk on the masked dense matrix (lengths ignored)"
 
 
 def torch_indices_to_contract(indices: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

@@ -60,7 +60,10 @@ pub fn coarse_endpoint(bin: u32, shift: u32) -> Option<f32> {
         };
         f32::from_bits(u)
     };
-    let (mut lo, mut hi) = (!f32::NEG_INFINITY.to_bits(), f32::INFINITY.to_bits() | 0x8000_0000);
+    let (mut lo, mut hi) = (
+        !f32::NEG_INFINITY.to_bits(),
+        f32::INFINITY.to_bits() | 0x8000_0000,
+    );
     if coarse_bin(from_ascending(hi), shift) > bin {
         return None;
     }
@@ -114,7 +117,15 @@ mod tests {
         let shift = 5;
         let probes: Vec<f32> = (-3000..3000)
             .map(|i| i as f32 * 0.37)
-            .chain([1e-8, -1e-8, 7e4, -7e4, f32::INFINITY, f32::NEG_INFINITY, 0.0])
+            .chain([
+                1e-8,
+                -1e-8,
+                7e4,
+                -7e4,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                0.0,
+            ])
             .collect();
         for &p in &probes {
             let bin = coarse_bin(p, shift);
@@ -129,7 +140,10 @@ mod tests {
                 e.to_bits() + 1
             });
             if e != f32::NEG_INFINITY {
-                assert!(coarse_bin(below, shift) > bin, "value below endpoint of bin {bin} still in it");
+                assert!(
+                    coarse_bin(below, shift) > bin,
+                    "value below endpoint of bin {bin} still in it"
+                );
             }
         }
     }

@@ -54,7 +54,10 @@ fn time_select_against_the_quickselect_baseline() {
         cpu::select(&exact_spec, &view, &mut out, k, false).unwrap();
     });
     let gb = (rows * width * 4) as f64 / 1e9;
-    println!("{rows} x {width}, K = {k}, {} threads", rayon::current_num_threads());
+    println!(
+        "{rows} x {width}, K = {k}, {} threads",
+        rayon::current_num_threads()
+    );
     for (name, t) in [
         ("select (sampled)", t_select),
         ("select (exact proposal)", t_exact),

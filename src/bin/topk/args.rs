@@ -56,13 +56,13 @@ pub struct SpecChoice {
 }
 
 impl SpecChoice {
-    /// The chosen spec at rank `k`, validated. A `k=` written in --spec must agree with --k.
-    pub fn resolve(&self, k: usize) -> Result<Spec, CliError> {
-        let k32 = k as u32;
+    /// The chosen spec at rank `k`, validated; `None` when neither --spec nor --preset was
+    /// given (the backend then picks its default). A `k=` written in --spec must agree with --k.
+    pub fn resolve(&self, k: usize) -> Result<Option<Spec>, CliError> {
         let mut spec = match (&self.spec, &self.preset) {
             (Some(text), _) => {
                 let spec = Spec::parse(text)?;
-                if names_k(text) && spec.k != k32 {
+                if names_k(text) && spec.k as usize != k {
                     return Err(CliError::Usage(format!(
                         "--spec says k={} but --k is {k}; drop `k=` from the spec or make them agree",
                         spec.k
@@ -71,11 +71,11 @@ impl SpecChoice {
                 spec
             }
             (None, Some(name)) => lookup_preset(name)?,
-            (None, None) => Spec::default(),
+            (None, None) => return Ok(None),
         };
-        spec.k = k32;
+        spec.k = k as u32;
         spec.validate()?;
-        Ok(spec)
+        Ok(Some(spec))
     }
 }
 

@@ -61,17 +61,28 @@ pub fn run(a: SelectArgs) -> CmdResult {
     let (rows, width) = (problem.scores.rows, problem.scores.width);
     let mut out = vec![-1i32; rows * a.k];
     let bar = progress::spinner("selecting");
-    let selected = backend::select(chosen.backend, &spec, &problem.matrix(), &mut out, a.k);
+    let selected = backend::select(
+        chosen.backend,
+        spec.as_ref(),
+        a.k,
+        &problem.matrix(),
+        &mut out,
+        a.k,
+    );
     bar.finish_and_clear();
-    let (stats, elapsed) = selected?;
+    let selection = selected?;
     topk::io::npy::write(&a.out, &[rows, a.k], &out).map_err(CliError::Output)?;
     report::line(format_args!(
-        "selected k={} of {rows} rows x {width} on {} in {} ({:.2} GB/s of valid scores); routes: {} -> {}",
+        "selected k={} of {rows} rows x {width} on {} in {}{} ({:.2} GB/s of valid scores); routes: {} -> {}",
         a.k,
         chosen.backend,
-        report::millis(elapsed),
-        report::gbps(problem.valid_bytes(), elapsed),
-        report::routes(&stats),
+        report::millis(selection.elapsed),
+        match chosen.backend {
+            backend::Backend::Cuda => " with copies",
+            backend::Backend::Cpu => "",
+        },
+        report::gbps(problem.valid_bytes(), selection.elapsed),
+        report::routes(&selection.stats),
         a.out.display()
     ));
     Ok(ExitCode::SUCCESS)

@@ -5,7 +5,7 @@
 
 use super::params::Digit;
 use super::refine::Frontier;
-use super::scan::{for_each_at_or_above, Cutoff};
+use super::scan::{for_each_at_or_above, Cutoff, Staging};
 use crate::keys;
 
 /// Append `A = {i : x_i >= cutoff}` to the frontier; also the authoritative NaN check of the
@@ -15,8 +15,9 @@ pub(super) fn certify_and_collect(
     cutoff: Cutoff,
     first: Digit,
     frontier: &mut Frontier,
+    staging: &mut Staging,
 ) -> Result<(), usize> {
-    for_each_at_or_above(row, cutoff.scan_threshold(), |col, x| {
+    for_each_at_or_above(row, cutoff.scan_threshold(), staging, |col, x| {
         if x.is_nan() {
             return Err(col);
         }
@@ -35,8 +36,9 @@ pub(super) fn collect_band(
     upper: Cutoff,
     first: Digit,
     frontier: &mut Frontier,
+    staging: &mut Staging,
 ) {
-    let _ = for_each_at_or_above(row, lower.scan_threshold(), |col, x| {
+    let _ = for_each_at_or_above(row, lower.scan_threshold(), staging, |col, x| {
         if lower.admits(x) && !upper.admits(x) {
             frontier.admit(col, keys::desc_key32(x), first);
         }

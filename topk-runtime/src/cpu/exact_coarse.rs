@@ -6,7 +6,7 @@ use super::output::OutRow;
 use super::params::Params;
 use super::propose::first_bin_reaching;
 use super::refine::Frontier;
-use super::scan::{first_nan, for_each_at_or_above, Cutoff};
+use super::scan::{first_nan, for_each_at_or_above, Cutoff, Staging};
 use crate::keys;
 use half::{f16, slice::HalfFloatSliceExt};
 
@@ -20,6 +20,7 @@ pub(super) fn exact_coarse_frontier(
     row: &[f32],
     coarse_hist: &mut [u32],
     frontier: &mut Frontier,
+    staging: &mut Staging,
     out: &mut OutRow,
 ) -> Result<usize, usize> {
     coarse_histogram(row, params.coarse_shift, coarse_hist)?;
@@ -32,7 +33,7 @@ pub(super) fn exact_coarse_frontier(
     };
     let first = params.digits[0];
     frontier.reset(first);
-    let _ = for_each_at_or_above(row, admitted.scan_threshold(), |col, x| {
+    let _ = for_each_at_or_above(row, admitted.scan_threshold(), staging, |col, x| {
         if better.admits(x) {
             out.push(col as u32);
         } else if admitted.admits(x) {
@@ -95,7 +96,8 @@ mod tests {
             65520.0,
             -65520.0,
         ];
-        let step = |x: f32, up: bool| f32::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 });
+        let step =
+            |x: f32, up: bool| f32::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 });
         // The last finite gap, 65504 to infinity, is covered by the explicit 65520 probes above.
         for bits in 0..0x7bffu16 {
             let lo = f16::from_bits(bits).to_f32();
@@ -125,7 +127,11 @@ mod tests {
                 halves.convert_from_f32_slice(chunk);
                 for (&x, &bits) in chunk.iter().zip(halves.reinterpret_cast()) {
                     let bin = desc_key16_of_bits(bits) >> shift;
-                    assert_eq!(bin, keys::coarse_bin(x, shift), "score {x:e}, shift {shift}");
+                    assert_eq!(
+                        bin,
+                        keys::coarse_bin(x, shift),
+                        "score {x:e}, shift {shift}"
+                    );
                 }
                 let mut batched = vec![0u32; 1 << (16 - shift)];
                 coarse_histogram(chunk, shift, &mut batched).unwrap();

@@ -1,6 +1,9 @@
 //! The streaming primitive of every complete-row pass: visit only the scores at or above a
-//! threshold. Sixteen scores are tested together with one branch-free compare; the rare chunk
-//! holding an admitted score (or a NaN, which `!(x < t)` also lets through) takes the slow path.
+//! threshold. The pass is branch-free: sixteen scores are compared at once, and the columns of
+//! the hits (`!(x < t)`, so NaN too) are appended to a small staging buffer by table lookup
+//! whether or not there are any; the buffer is drained into `visit` when it fills. Admitted
+//! scores are rare and scattered, so a branch per hit would mispredict on a sizeable fraction
+//! of the chunks.
 
 use crate::keys;
 
@@ -30,6 +33,30 @@ impl Cutoff {
 }
 
 const LANES: usize = 16;
+/// Staged columns that trigger a drain; the buffer has `LANES` slots of slack beyond.
+const STAGE: usize = 2048;
+
+/// Column offsets of the set bits of every byte, padded with zeros.
+const SET_BITS: [[u8; 8]; 256] = {
+    let mut table = [[0u8; 8]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (mut bit, mut n) = (0, 0);
+        while bit < 8 {
+            if byte & (1 << bit) != 0 {
+                table[byte][n] = bit as u8;
+                n += 1;
+            }
+            bit += 1;
+        }
+        byte += 1;
+    }
+    table
+};
+
+/// Reusable staging buffer of [`for_each_at_or_above`].
+#[derive(Default)]
+pub(super) struct Staging(Vec<u32>);
 
 /// Calls `visit(col, x)` for every `x` in `row` with `!(x < t)` (so also for NaN), in column
 /// order, stopping at the first error.
@@ -37,29 +64,52 @@ const LANES: usize = 16;
 pub(super) fn for_each_at_or_above<E>(
     row: &[f32],
     t: f32,
+    staging: &mut Staging,
     mut visit: impl FnMut(usize, f32) -> Result<(), E>,
 ) -> Result<(), E> {
+    staging.0.resize(STAGE + LANES, 0);
+    let staged = &mut staging.0[..];
+    let mut drain = |cols: &[u32]| -> Result<(), E> {
+        for &col in cols {
+            visit(col as usize, row[col as usize])?;
+        }
+        Ok(())
+    };
+    let mut filled = 0;
     let mut chunks = row.chunks_exact(LANES);
-    let mut base = 0;
-    for chunk in &mut chunks {
-        // One vector compare and a movemask; set bits are visited without further branches.
+    for (n, chunk) in (&mut chunks).enumerate() {
         let mut hits = 0u32;
         for (j, &x) in chunk.iter().enumerate() {
             hits |= ((!(x < t)) as u32) << j;
         }
-        while hits != 0 {
-            let j = hits.trailing_zeros() as usize;
-            visit(base + j, chunk[j])?;
-            hits &= hits - 1;
+        let base = (n * LANES) as u32;
+        filled = append_set_bits(staged, filled, base, hits & 0xff);
+        filled = append_set_bits(staged, filled, base + 8, hits >> 8);
+        if filled >= STAGE {
+            drain(&staged[..filled])?;
+            filled = 0;
         }
-        base += LANES;
     }
+    drain(&staged[..filled])?;
+    let tail = row.len() - chunks.remainder().len();
     for (j, &x) in chunks.remainder().iter().enumerate() {
         if !(x < t) {
-            visit(base + j, x)?;
+            visit(tail + j, x)?;
         }
     }
     Ok(())
+}
+
+/// Write the columns `base + bit` of the set bits of `byte` at `staged[filled..]` (always eight
+/// slots, so no branch) and return the new fill.
+#[inline(always)]
+fn append_set_bits(staged: &mut [u32], filled: usize, base: u32, byte: u32) -> usize {
+    let slots: &mut [u32; 8] = (&mut staged[filled..filled + 8]).try_into().unwrap();
+    let offsets = &SET_BITS[byte as usize];
+    for (slot, &offset) in slots.iter_mut().zip(offsets) {
+        *slot = base + offset as u32;
+    }
+    filled + byte.count_ones() as usize
 }
 
 /// Column of the first NaN in `row`, if any.

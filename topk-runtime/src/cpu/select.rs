@@ -7,7 +7,7 @@ use super::output::{write_short_row, OutRow};
 use super::params::Params;
 use super::propose::propose_boundary;
 use super::refine::Frontier;
-use super::scan::first_nan;
+use super::scan::{first_nan, Staging};
 use crate::{Error, Result, Route, RouteStats, ScoreMatrix};
 use rayon::prelude::*;
 use topk_dsl::Spec;
@@ -56,6 +56,7 @@ pub fn select(
 struct RowScratch {
     coarse_hist: Vec<u32>,
     frontier: Frontier,
+    staging: Staging,
 }
 
 impl RowScratch {
@@ -63,6 +64,7 @@ impl RowScratch {
         RowScratch {
             coarse_hist: vec![0; params.coarse_bins],
             frontier: Frontier::new(params.digit_bins),
+            staging: Staging::default(),
         }
     }
 }
@@ -97,6 +99,7 @@ fn select_row(
     let RowScratch {
         coarse_hist,
         frontier,
+        staging,
     } = scratch;
     let mut out = OutRow::new(slots);
 
@@ -108,11 +111,11 @@ fn select_row(
         None => None,
         Some(proposal) => {
             frontier.reset(first);
-            certify_and_collect(row, proposal.primary, first, frontier)?;
+            certify_and_collect(row, proposal.primary, first, frontier, staging)?;
             if frontier.current.len() >= k {
                 Some(Route::Primary)
             } else if let Some(rescue) = proposal.rescue.filter(|&r| r != proposal.primary) {
-                collect_band(row, rescue, proposal.primary, first, frontier);
+                collect_band(row, rescue, proposal.primary, first, frontier, staging);
                 (frontier.current.len() >= k).then_some(Route::Rescue)
             } else {
                 None // an empty band cannot lift the count: straight to recovery
@@ -126,7 +129,8 @@ fn select_row(
                 Some(_) => Route::Recovery,
                 None => Route::DirectExact,
             };
-            let quota = exact_coarse_frontier(params, row, coarse_hist, frontier, &mut out)?;
+            let quota =
+                exact_coarse_frontier(params, row, coarse_hist, frontier, staging, &mut out)?;
             (route, quota)
         }
     };

@@ -36,13 +36,23 @@ impl DeviceMatrix {
     }
 
     /// Uploads a host matrix.
-    pub fn upload(gpu: &Gpu, data: &[f32], lengths: &[i32], width: usize, pitch: usize) -> Result<DeviceMatrix> {
+    pub fn upload(
+        gpu: &Gpu,
+        data: &[f32],
+        lengths: &[i32],
+        width: usize,
+        pitch: usize,
+    ) -> Result<DeviceMatrix> {
         let stream = gpu.stream();
         let rows = lengths.len();
         Ok(DeviceMatrix {
             scores: stream.clone_htod(data).map_err(cuda("uploading scores"))?,
-            lengths: stream.clone_htod(lengths).map_err(cuda("uploading lengths"))?,
-            live_rows: stream.clone_htod(&[rows as i32]).map_err(cuda("uploading the row count"))?,
+            lengths: stream
+                .clone_htod(lengths)
+                .map_err(cuda("uploading lengths"))?,
+            live_rows: stream
+                .clone_htod(&[rows as i32])
+                .map_err(cuda("uploading the row count"))?,
             host_lengths: lengths.to_vec(),
             rows,
             width,
@@ -64,9 +74,17 @@ impl DeviceMatrix {
         let rows = lengths.len();
         let source = topk_codegen::generator::generator_source();
         let gen = gpu.load(&source, "topk_generate", 0)?;
-        let len = if rows == 0 { 1 } else { (rows - 1) * pitch + width };
-        let mut scores = stream.alloc_zeros::<f32>(len).map_err(cuda("allocating scores"))?;
-        let d_lengths = stream.clone_htod(lengths).map_err(cuda("uploading lengths"))?;
+        let len = if rows == 0 {
+            1
+        } else {
+            (rows - 1) * pitch + width
+        };
+        let mut scores = stream
+            .alloc_zeros::<f32>(len)
+            .map_err(cuda("allocating scores"))?;
+        let d_lengths = stream
+            .clone_htod(lengths)
+            .map_err(cuda("uploading lengths"))?;
         let pitch_i = pitch as i64;
         let rows_i = rows as i32;
         let width_i = width as i32;
@@ -92,7 +110,9 @@ impl DeviceMatrix {
         Ok(DeviceMatrix {
             scores,
             lengths: d_lengths,
-            live_rows: stream.clone_htod(&[rows as i32]).map_err(cuda("uploading the row count"))?,
+            live_rows: stream
+                .clone_htod(&[rows as i32])
+                .map_err(cuda("uploading the row count"))?,
             host_lengths: lengths.to_vec(),
             rows,
             width,
@@ -101,7 +121,13 @@ impl DeviceMatrix {
     }
 
     /// Rows whose output breaks eq. 30 or the sentinel contract, as (row, code) pairs.
-    pub fn verify(&self, gpu: &Gpu, out: &CudaSlice<i32>, k: u32, out_pitch: usize) -> Result<Vec<(usize, i32)>> {
+    pub fn verify(
+        &self,
+        gpu: &Gpu,
+        out: &CudaSlice<i32>,
+        k: u32,
+        out_pitch: usize,
+    ) -> Result<Vec<(usize, i32)>> {
         let stream = gpu.stream();
         let k_pow2 = k.next_power_of_two().max(32);
         let v = gpu.load(
@@ -109,7 +135,9 @@ impl DeviceMatrix {
             topk_codegen::verifier::VERIFIER_ENTRY,
             k_pow2 * 4,
         )?;
-        let mut flags = stream.alloc_zeros::<i32>(self.rows.max(1)).map_err(cuda("allocating flags"))?;
+        let mut flags = stream
+            .alloc_zeros::<i32>(self.rows.max(1))
+            .map_err(cuda("allocating flags"))?;
         let pitch = self.pitch as i64;
         let rows = self.rows as i32;
         let width = self.width as i32;
@@ -134,7 +162,9 @@ impl DeviceMatrix {
         };
         // SAFETY: arguments follow the verifier's signature; buffers cover rows x pitch / out_pitch.
         unsafe { b.launch(cfg) }.map_err(cuda("verifying"))?;
-        let flags = stream.clone_dtoh(&flags).map_err(cuda("reading verdicts"))?;
+        let flags = stream
+            .clone_dtoh(&flags)
+            .map_err(cuda("reading verdicts"))?;
         Ok(flags
             .iter()
             .enumerate()
@@ -180,34 +210,65 @@ pub fn bench_matrix(
     let plan = Plan::new(gpu, request)?;
     let mut ws = Workspace::new(&plan, &stream)?;
     let out_len = m.rows.max(1) * k as usize;
-    let mut out = stream.alloc_zeros::<i32>(out_len).map_err(cuda("allocating the output"))?;
-    let mut info = stream.alloc_zeros::<i32>(2 * m.rows.max(1)).map_err(cuda("allocating row info"))?;
+    let mut out = stream
+        .alloc_zeros::<i32>(out_len)
+        .map_err(cuda("allocating the output"))?;
+    let mut info = stream
+        .alloc_zeros::<i32>(2 * m.rows.max(1))
+        .map_err(cuda("allocating row info"))?;
     // One plain call for the route statistics and the status word.
     {
-        let (s, l, r) = (m.scores.slice(..), m.lengths.slice(..), m.live_rows.slice(..));
+        let (s, l, r) = (
+            m.scores.slice(..),
+            m.lengths.slice(..),
+            m.live_rows.slice(..),
+        );
         let mut o = out.slice_mut(..);
         let mut i = info.slice_mut(..);
         plan.launch(
             &stream,
-            LaunchBuffers { scores: &s, lengths: &l, live_rows: &r, out: &mut o, row_info: Some(&mut i) },
+            LaunchBuffers {
+                scores: &s,
+                lengths: &l,
+                live_rows: &r,
+                out: &mut o,
+                row_info: Some(&mut i),
+            },
             &mut ws,
         )?;
     }
     stream.synchronize().map_err(cuda("running the selector"))?;
     let bits = ws.status(&stream)?;
     if bits & (status::NAN | status::BAD_LENGTH | status::BAD_ROWS) != 0 {
-        return Err(Error::Input(format!("the device reported invalid input (status {bits:#x})")));
+        return Err(Error::Input(format!(
+            "the device reported invalid input (status {bits:#x})"
+        )));
     }
-    let routes = route_stats(&stream.clone_dtoh(&info).map_err(cuda("reading row info"))?, false);
+    let routes = route_stats(
+        &stream.clone_dtoh(&info).map_err(cuda("reading row info"))?,
+        false,
+    );
     // Poison the output so the verifier sees only what the timed replays wrote.
-    stream.memset_zeros(&mut out).map_err(cuda("clearing the output"))?;
+    stream
+        .memset_zeros(&mut out)
+        .map_err(cuda("clearing the output"))?;
     let timing = {
-        let (s, l, r) = (m.scores.slice(..), m.lengths.slice(..), m.live_rows.slice(..));
+        let (s, l, r) = (
+            m.scores.slice(..),
+            m.lengths.slice(..),
+            m.live_rows.slice(..),
+        );
         let mut o = out.slice_mut(..);
         time_graph(&stream, protocol, || {
             plan.launch(
                 &stream,
-                LaunchBuffers { scores: &s, lengths: &l, live_rows: &r, out: &mut o, row_info: None },
+                LaunchBuffers {
+                    scores: &s,
+                    lengths: &l,
+                    live_rows: &r,
+                    out: &mut o,
+                    row_info: None,
+                },
                 &mut ws,
             )
         })?

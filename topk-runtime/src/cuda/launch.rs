@@ -111,7 +111,10 @@ impl Plan {
     fn needs(&self) -> (u64, u64) {
         let r = &self.request;
         let m = r.m_cap.max(1) as u64;
-        ((m - 1) * r.pitch + r.width as u64, (m - 1) * r.out_pitch + r.k as u64)
+        (
+            (m - 1) * r.pitch + r.width as u64,
+            (m - 1) * r.out_pitch + r.k as u64,
+        )
     }
 
     /// Launches the selector on `stream`. Graph-capturable: no allocation, no host read-back.

@@ -161,8 +161,7 @@ impl Plan {
             .width
             .saturating_sub(kernel.layout.frontier_cap)
             .min(MAX_SPILL);
-        let workspace_bytes =
-            (CONTROL_WORDS as u64) * 4 + grid as u64 * 4 * spill_cap as u64 * 4;
+        let workspace_bytes = (CONTROL_WORDS as u64) * 4 + grid as u64 * 4 * spill_cap as u64 * 4;
         Ok(Plan {
             request,
             spec,

@@ -70,8 +70,11 @@ pub fn time_graph(
             graph.launch().map_err(cuda("replaying the graph"))?;
         }
         stop.record(stream).map_err(cuda("recording an event"))?;
-        stop.synchronize().map_err(cuda("waiting for the replays"))?;
-        let ms = start.elapsed_ms(&stop).map_err(cuda("reading event time"))? as f64;
+        stop.synchronize()
+            .map_err(cuda("waiting for the replays"))?;
+        let ms = start
+            .elapsed_ms(&stop)
+            .map_err(cuda("reading event time"))? as f64;
         per_round.push(ms / protocol.replays_per_round.max(1) as f64);
     }
     per_round.sort_by(|a, b| a.total_cmp(b));

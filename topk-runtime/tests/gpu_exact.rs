@@ -1,0 +1,547 @@
+//! GPU selectors against the CPU backend: exact on every family and route-for-route equal.
+//! Every test prints why it skipped when no usable CUDA device is present.
+
+use cudarc::driver::CudaSlice;
+use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec};
+use topk_runtime::cpu;
+use topk_runtime::cuda::launch::status;
+use topk_runtime::cuda::timing::{time_graph, TimingProtocol};
+use topk_runtime::cuda::{CudaSelector, Gpu, LaunchBuffers, Plan, PlanRequest, Workspace};
+use topk_runtime::{Error, ScoreMatrix};
+
+fn gpu_or_skip(test: &str) -> Option<Gpu> {
+    if !Gpu::available() {
+        eprintln!(
+            "skipped {test}: no usable CUDA device (driver, GPU of cc >= 8.0 and NVRTC needed)"
+        );
+        return None;
+    }
+    match Gpu::open(0) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            eprintln!("skipped {test}: {e}");
+            None
+        }
+    }
+}
+
+/// Small counter-based generator for test matrices (independent of the data module).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+const FAMILIES: &[&str] = &[
+    "uniform",
+    "gauss",
+    "all-equal",
+    "two-values",
+    "ties-at-k",
+    "sorted-asc",
+    "sorted-desc",
+    "periodic",
+    "infinities",
+    "signed-zeros",
+    "subnormals",
+    "huge",
+    "tiny",
+    "endpoints",
+];
+
+fn family_value(family: &str, rng: &mut Rng, i: usize, len: usize, k: usize) -> f32 {
+    match family {
+        "uniform" => rng.unit(),
+        "gauss" => rng.unit() + rng.unit() + rng.unit() + rng.unit() - 2.0,
+        "all-equal" => 0.75,
+        "two-values" => {
+            if rng.below(3) == 0 {
+                1.0
+            } else {
+                -1.0
+            }
+        }
+        "ties-at-k" => {
+            if i < k / 2 {
+                5.0
+            } else if i < 2 * k {
+                3.0
+            } else {
+                rng.unit()
+            }
+        }
+        "sorted-asc" => i as f32 * 1e-3,
+        "sorted-desc" => -(i as f32) * 1e-3,
+        "periodic" => {
+            if i % 128 == 0 {
+                10.0 + rng.unit()
+            } else {
+                rng.unit()
+            }
+        }
+        "infinities" => match rng.below(50) {
+            0 => f32::INFINITY,
+            1 => f32::NEG_INFINITY,
+            _ => rng.unit(),
+        },
+        "signed-zeros" => match rng.below(100) {
+            0 => rng.unit(),
+            1 => -rng.unit(),
+            n if n % 2 == 0 => 0.0,
+            _ => -0.0,
+        },
+        "subnormals" => {
+            f32::from_bits(1 + rng.below(0x007f_ffff) as u32)
+                * if rng.below(2) == 0 { 1.0 } else { -1.0 }
+        }
+        "huge" => 7e4 + rng.unit() * 1e6,
+        "tiny" => (rng.unit() - 0.5) * 1e-9,
+        "endpoints" => {
+            let d = i.min(len.saturating_sub(1 + i)) as f32;
+            rng.unit() * 0.5 + 4.0 / (1.0 + d / 512.0)
+        }
+        _ => unreachable!(),
+    }
+}
+
+struct Case {
+    data: Vec<f32>,
+    lengths: Vec<i32>,
+    width: usize,
+    pitch: usize,
+}
+
+fn make_case(family: &str, seed: u64, rows: usize, width: usize, pitch: usize, k: usize) -> Case {
+    let mut rng = Rng(seed);
+    let specials = [0, 1, k.saturating_sub(1), k, k + 1, width];
+    let lengths: Vec<i32> = (0..rows)
+        .map(|r| {
+            if r < specials.len() {
+                specials[r].min(width) as i32
+            } else {
+                (width / 2 + rng.below((width / 2) as u64 + 1) as usize) as i32
+            }
+        })
+        .collect();
+    let mut data = vec![f32::NAN; rows * pitch];
+    for (r, &len) in lengths.iter().enumerate() {
+        for i in 0..width {
+            data[r * pitch + i] = if i < len as usize {
+                family_value(family, &mut rng, i, len as usize, k)
+            } else {
+                -1e30
+            };
+        }
+    }
+    // Padding between width and pitch stays NaN: a kernel that reads past a row's length fails.
+    Case {
+        data,
+        lengths,
+        width,
+        pitch,
+    }
+}
+
+fn spec_with(k: u32, mapping: Mapping, proposal: Proposal, threads: u32) -> Spec {
+    Spec {
+        k,
+        mapping,
+        proposal,
+        threads,
+        ..Spec::default()
+    }
+}
+
+fn specs(k: u32) -> Vec<Spec> {
+    let sampled = |stride, rescue| Proposal::Sampled {
+        stride,
+        rho: Centi(150),
+        rescue,
+    };
+    vec![
+        spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(175))), 512),
+        spec_with(k, Mapping::Persistent, sampled(64, None), 512),
+        spec_with(
+            k,
+            Mapping::Persistent,
+            Proposal::Sampled {
+                stride: 128,
+                rho: Centi(100),
+                rescue: None,
+            },
+            512,
+        ),
+        spec_with(k, Mapping::Persistent, Proposal::Exact, 512),
+        spec_with(
+            k,
+            Mapping::RowLocal(RowLocalVariant::Streaming),
+            Proposal::Exact,
+            1024,
+        ),
+    ]
+}
+
+fn check_against_cpu(gpu: &Gpu, spec: Spec, case: &Case, label: &str) -> (u64, [u64; 5]) {
+    let k = spec.k as usize;
+    let rows = case.lengths.len();
+    let m = ScoreMatrix {
+        data: &case.data,
+        rows,
+        width: case.width,
+        pitch: case.pitch,
+        lengths: &case.lengths,
+    };
+    let mut request = PlanRequest::new(spec.k, rows as u32, case.width as u32).with_spec(spec);
+    request.pitch = case.pitch as u64;
+    let mut sel =
+        CudaSelector::new(gpu, request).unwrap_or_else(|e| panic!("{label}: plan failed: {e}"));
+    let mut out = vec![i32::MIN; rows * k];
+    let gpu_stats = sel
+        .select_host(&m, &mut out, k, true)
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    let report = cpu::verify(&m, k, &out, k).unwrap();
+    assert!(
+        report.is_exact(),
+        "{label}: GPU output not exact: {:?}",
+        report.violations
+    );
+    let mut cpu_out = vec![0; rows * k];
+    let cpu_stats = cpu::select(&spec, &m, &mut cpu_out, k, true).unwrap();
+    assert_eq!(
+        gpu_stats.per_row, cpu_stats.per_row,
+        "{label}: GPU routes differ from the CPU backend's"
+    );
+    assert_eq!(
+        gpu_stats.candidates, cpu_stats.candidates,
+        "{label}: |Q0| totals differ"
+    );
+    (rows as u64, gpu_stats.rows)
+}
+
+#[test]
+fn gpu_is_exact_and_matches_cpu_routes_on_every_family() {
+    let Some(gpu) = gpu_or_skip("gpu_is_exact_and_matches_cpu_routes_on_every_family") else {
+        return;
+    };
+    let mut rows_total = 0;
+    let mut per_route = [0u64; 5];
+    for &k in &[512u32, 2048] {
+        for spec in specs(k) {
+            for (f, family) in FAMILIES.iter().enumerate() {
+                let width = 40_000 + 7 * f;
+                let case = make_case(
+                    family,
+                    1000 + f as u64 + k as u64,
+                    24,
+                    width,
+                    width + 3,
+                    k as usize,
+                );
+                let (n, r) = check_against_cpu(&gpu, spec, &case, &format!("{spec} / {family}"));
+                rows_total += n;
+                for i in 0..5 {
+                    per_route[i] += r[i];
+                }
+            }
+        }
+    }
+    eprintln!(
+        "checked {rows_total} rows; routes short/primary/rescue/recovery/direct = {per_route:?}"
+    );
+    assert!(
+        per_route.iter().all(|&c| c > 0),
+        "every route must be exercised: {per_route:?}"
+    );
+}
+
+#[test]
+fn register_rowlocal_is_exact_on_short_rows() {
+    let Some(gpu) = gpu_or_skip("register_rowlocal_is_exact_on_short_rows") else {
+        return;
+    };
+    for &k in &[512u32, 2048] {
+        let spec = spec_with(
+            k,
+            Mapping::RowLocal(RowLocalVariant::Register),
+            Proposal::Exact,
+            1024,
+        );
+        for (f, family) in FAMILIES.iter().enumerate() {
+            let case = make_case(family, 77 + f as u64, 40, 16_384, 16_385, k as usize);
+            check_against_cpu(&gpu, spec, &case, &format!("{spec} / {family}"));
+        }
+    }
+}
+
+#[test]
+fn long_rows_and_other_ranks_are_exact() {
+    let Some(gpu) = gpu_or_skip("long_rows_and_other_ranks_are_exact") else {
+        return;
+    };
+    for &(k, width) in &[
+        (1u32, 300_000usize),
+        (100, 300_000),
+        (4096, 300_000),
+        (2048, 1 << 20),
+    ] {
+        for spec in specs(k).into_iter().take(2) {
+            for family in ["gauss", "endpoints", "ties-at-k"] {
+                let case = make_case(
+                    family,
+                    k as u64 + width as u64,
+                    10,
+                    width,
+                    width,
+                    k as usize,
+                );
+                check_against_cpu(&gpu, spec, &case, &format!("{spec} / {family} / N={width}"));
+            }
+        }
+    }
+}
+
+fn upload<T: cudarc::driver::DeviceRepr>(gpu: &Gpu, v: &[T]) -> CudaSlice<T> {
+    gpu.stream().clone_htod(v).unwrap()
+}
+
+#[test]
+fn unaligned_base_pointer_is_exact() {
+    let Some(gpu) = gpu_or_skip("unaligned_base_pointer_is_exact") else {
+        return;
+    };
+    let k = 2048usize;
+    let case = make_case("gauss", 5, 16, 70_001, 70_001, k);
+    for shift in 1..4usize {
+        let mut shifted = vec![0.0f32; shift];
+        shifted.extend_from_slice(&case.data);
+        let plan = Plan::new(&gpu, {
+            let mut r = PlanRequest::new(k as u32, 16, case.width as u32);
+            r.pitch = case.pitch as u64;
+            r
+        })
+        .unwrap();
+        let stream = gpu.stream();
+        let mut ws = Workspace::new(&plan, stream).unwrap();
+        let d_scores = upload(&gpu, &shifted);
+        let d_len = upload(&gpu, &case.lengths);
+        let d_live = upload(&gpu, &[16i32]);
+        let mut d_out = stream.alloc_zeros::<i32>(16 * k).unwrap();
+        {
+            let s = d_scores.slice(shift..);
+            let (l, r) = (d_len.slice(..), d_live.slice(..));
+            let mut o = d_out.slice_mut(..);
+            plan.launch(
+                stream,
+                LaunchBuffers {
+                    scores: &s,
+                    lengths: &l,
+                    live_rows: &r,
+                    out: &mut o,
+                    row_info: None,
+                },
+                &mut ws,
+            )
+            .unwrap();
+        }
+        let out = stream.clone_dtoh(&d_out).unwrap();
+        let m = ScoreMatrix {
+            data: &case.data,
+            rows: 16,
+            width: case.width,
+            pitch: case.pitch,
+            lengths: &case.lengths,
+        };
+        let rep = cpu::verify(&m, k, &out, k).unwrap();
+        assert!(
+            rep.is_exact(),
+            "base shifted by {shift} floats: {:?}",
+            rep.violations
+        );
+    }
+}
+
+#[test]
+fn rows_beyond_the_live_count_are_untouched_and_graph_replays_follow_new_inputs() {
+    let Some(gpu) =
+        gpu_or_skip("rows_beyond_the_live_count_are_untouched_and_graph_replays_follow_new_inputs")
+    else {
+        return;
+    };
+    let k = 2048usize;
+    let m_cap = 32usize;
+    let case = make_case("endpoints", 9, m_cap, 100_000, 100_000, k);
+    let plan = Plan::new(
+        &gpu,
+        PlanRequest::new(k as u32, m_cap as u32, case.width as u32),
+    )
+    .unwrap();
+    let stream = gpu.stream().clone();
+    let mut ws = Workspace::new(&plan, &stream).unwrap();
+    let d_scores = upload(&gpu, &case.data);
+    let mut d_len = upload(&gpu, &case.lengths);
+    let mut d_live = upload(&gpu, &[10i32]);
+    let poison = vec![-7i32; m_cap * k];
+    let mut d_out = upload(&gpu, &poison);
+    // Capture once; change lengths and the row count between replays.
+    let timing = {
+        let s = d_scores.slice(..);
+        let (l, r) = (d_len.slice(..), d_live.slice(..));
+        let mut o = d_out.slice_mut(..);
+        time_graph(
+            &stream,
+            TimingProtocol {
+                warmup: 0,
+                rounds: 1,
+                replays_per_round: 1,
+            },
+            || {
+                plan.launch(
+                    &stream,
+                    LaunchBuffers {
+                        scores: &s,
+                        lengths: &l,
+                        live_rows: &r,
+                        out: &mut o,
+                        row_info: None,
+                    },
+                    &mut ws,
+                )
+            },
+        )
+        .unwrap()
+    };
+    assert!(timing.median_ms > 0.0);
+    let out = stream.clone_dtoh(&d_out).unwrap();
+    let live = ScoreMatrix {
+        data: &case.data,
+        rows: 10,
+        width: case.width,
+        pitch: case.pitch,
+        lengths: &case.lengths[..10],
+    };
+    assert!(cpu::verify(&live, k, &out, k).unwrap().is_exact());
+    assert!(
+        out[10 * k..].iter().all(|&v| v == -7),
+        "rows >= m were written"
+    );
+    // New lengths and row count, same graph: the selector follows them.
+    let new_lengths: Vec<i32> = case.lengths.iter().map(|&l| (l / 3).max(1)).collect();
+    stream.memcpy_htod(&new_lengths, &mut d_len).unwrap();
+    stream.memcpy_htod(&[20i32], &mut d_live).unwrap();
+    let timing = {
+        let s = d_scores.slice(..);
+        let (l, r) = (d_len.slice(..), d_live.slice(..));
+        let mut o = d_out.slice_mut(..);
+        time_graph(
+            &stream,
+            TimingProtocol {
+                warmup: 1,
+                rounds: 2,
+                replays_per_round: 3,
+            },
+            || {
+                plan.launch(
+                    &stream,
+                    LaunchBuffers {
+                        scores: &s,
+                        lengths: &l,
+                        live_rows: &r,
+                        out: &mut o,
+                        row_info: None,
+                    },
+                    &mut ws,
+                )
+            },
+        )
+        .unwrap()
+    };
+    assert!(timing.median_ms > 0.0);
+    let out = stream.clone_dtoh(&d_out).unwrap();
+    let live = ScoreMatrix {
+        data: &case.data,
+        rows: 20,
+        width: case.width,
+        pitch: case.pitch,
+        lengths: &new_lengths[..20],
+    };
+    let rep = cpu::verify(&live, k, &out, k).unwrap();
+    assert!(
+        rep.is_exact(),
+        "after replays with new inputs: {:?}",
+        rep.violations
+    );
+    assert!(
+        out[20 * k..].iter().all(|&v| v == -7),
+        "rows >= m were written"
+    );
+    assert_eq!(ws.status(&stream).unwrap(), 0);
+}
+
+#[test]
+fn nan_and_bad_lengths_are_reported() {
+    let Some(gpu) = gpu_or_skip("nan_and_bad_lengths_are_reported") else {
+        return;
+    };
+    let k = 512usize;
+    let mut case = make_case("gauss", 3, 8, 50_000, 50_000, k);
+    case.data[3 * case.pitch + 777] = f32::NAN;
+    let m = ScoreMatrix {
+        data: &case.data,
+        rows: 8,
+        width: case.width,
+        pitch: case.pitch,
+        lengths: &case.lengths,
+    };
+    let mut sel =
+        CudaSelector::new(&gpu, PlanRequest::new(k as u32, 8, case.width as u32)).unwrap();
+    let mut out = vec![0; 8 * k];
+    match sel.select_host(&m, &mut out, k, false) {
+        Err(Error::NaN { row, col }) => assert_eq!((row, col), (3, 777)),
+        other => panic!("expected a NaN error, got {other:?}"),
+    }
+    // A bad length on the device raises the status bit (the host API rejects it earlier).
+    let plan = Plan::new(&gpu, PlanRequest::new(k as u32, 8, case.width as u32)).unwrap();
+    let stream = gpu.stream();
+    let mut ws = Workspace::new(&plan, stream).unwrap();
+    case.data[3 * case.pitch + 777] = 0.5;
+    let mut lengths = case.lengths.clone();
+    lengths[2] = case.width as i32 + 5;
+    let (d_s, d_l, d_r) = (
+        upload(&gpu, &case.data),
+        upload(&gpu, &lengths),
+        upload(&gpu, &[8i32]),
+    );
+    let mut d_o = stream.alloc_zeros::<i32>(8 * k).unwrap();
+    {
+        let (s, l, r) = (d_s.slice(..), d_l.slice(..), d_r.slice(..));
+        let mut o = d_o.slice_mut(..);
+        plan.launch(
+            stream,
+            LaunchBuffers {
+                scores: &s,
+                lengths: &l,
+                live_rows: &r,
+                out: &mut o,
+                row_info: None,
+            },
+            &mut ws,
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        ws.status(stream).unwrap() & status::BAD_LENGTH,
+        status::BAD_LENGTH
+    );
+    let _ = d_o.len();
+}
