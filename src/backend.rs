@@ -3,7 +3,10 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 use topk_dsl::Spec;
+use topk_runtime::cuda::bench::{bench_matrix, DeviceMatrix};
+use topk_runtime::cuda::timing::TimingProtocol;
 use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
+use topk_runtime::data::Profile;
 use topk_runtime::{Error, Result, RouteStats, ScoreMatrix};
 
 /// An execution backend.
@@ -68,7 +71,8 @@ fn cuda_usable() -> Result<()> {
 /// The policy used when the caller names none: the paper's wide-row persistent policy at `k`.
 pub fn default_spec(k: usize) -> Spec {
     Spec {
-        k: k as u32,
+        // An out-of-range K stays out of range, for the spec's validation to report.
+        k: u32::try_from(k).unwrap_or(u32::MAX),
         ..Spec::default()
     }
 }
@@ -116,10 +120,14 @@ pub fn select(
         Backend::Cuda => {
             let gpu = Gpu::open(0)?;
             let too_large = |what: &str, n: usize| {
-                Error::Input(format!("{what} {n} is too large for one GPU call; split the input"))
+                Error::Input(format!(
+                    "{what} {n} is too large for one GPU call; split the input"
+                ))
             };
-            let rows = u32::try_from(scores.rows).map_err(|_| too_large("row count", scores.rows))?;
-            let width = u32::try_from(scores.width).map_err(|_| too_large("width", scores.width))?;
+            let rows =
+                u32::try_from(scores.rows).map_err(|_| too_large("row count", scores.rows))?;
+            let width =
+                u32::try_from(scores.width).map_err(|_| too_large("width", scores.width))?;
             let mut request = PlanRequest::new(k as u32, rows.max(1), width);
             request.pitch = scores.pitch as u64;
             request.out_pitch = out_pitch as u64;
@@ -134,4 +142,191 @@ pub fn select(
             })
         }
     }
+}
+
+/// How many timed repetitions, after how many untimed ones.
+#[derive(Clone, Copy, Debug)]
+pub struct Repetitions {
+    pub warmup: usize,
+    pub iters: usize,
+}
+
+/// Times of one selection over repeated runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    pub median: Duration,
+    pub min: Duration,
+    pub max: Duration,
+    /// Timed repetitions (on the GPU: rounds of graph replays).
+    pub iters: usize,
+}
+
+/// Whether a timed output satisfies the Top-K contract.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub exact: bool,
+    pub rows_violating: usize,
+    /// The first few violations, one line each.
+    pub violations: Vec<String>,
+}
+
+/// A timed and verified selector.
+#[derive(Clone, Debug)]
+pub struct Benchmark {
+    pub spec: Spec,
+    pub stats: RouteStats,
+    pub timing: Timing,
+    pub verdict: Verdict,
+}
+
+/// Time the selection alone: `reps.warmup` untimed runs, then the median of `reps.iters` timed
+/// ones, and verify the output of the last timed run. On the CPU each run is timed by the wall
+/// clock; on the GPU the scores are uploaded once and the call is captured in a CUDA graph
+/// whose replays are timed with events, so no copies are counted.
+pub fn benchmark(
+    backend: Backend,
+    spec: Option<&Spec>,
+    k: usize,
+    scores: &ScoreMatrix,
+    reps: Repetitions,
+) -> Result<Benchmark> {
+    match backend {
+        Backend::Cpu => {
+            let mut last = None;
+            let (timing, verdict) = time_on_cpu(scores, k, reps, |out| {
+                last = Some(select(backend, spec, k, scores, out, k)?);
+                Ok(())
+            })?;
+            let last = last.expect("at least one run");
+            Ok(Benchmark {
+                spec: last.spec,
+                stats: last.stats,
+                timing,
+                verdict,
+            })
+        }
+        Backend::Cuda => {
+            let gpu = Gpu::open(0)?;
+            let matrix = DeviceMatrix::upload(
+                &gpu,
+                scores.data,
+                scores.lengths,
+                scores.width,
+                scores.pitch,
+            )?;
+            benchmark_on_gpu(&gpu, &matrix, spec, k, reps)
+        }
+    }
+}
+
+/// [`benchmark`] on the GPU of a generated matrix: the scores are generated on the device, bit
+/// for bit the matrix `topk_runtime::data::generate(profile, seed, k, 0, lengths, width,
+/// width)` gives on the host, and never cross the bus.
+pub fn benchmark_generated_on_gpu(
+    spec: Option<&Spec>,
+    k: usize,
+    profile: Profile,
+    seed: u64,
+    lengths: &[i32],
+    width: usize,
+    reps: Repetitions,
+) -> Result<Benchmark> {
+    let gpu = Gpu::open(0)?;
+    let matrix =
+        DeviceMatrix::generate(&gpu, profile.code(), seed, k as u32, lengths, width, width)?;
+    benchmark_on_gpu(&gpu, &matrix, spec, k, reps)
+}
+
+fn benchmark_on_gpu(
+    gpu: &Gpu,
+    matrix: &DeviceMatrix,
+    spec: Option<&Spec>,
+    k: usize,
+    reps: Repetitions,
+) -> Result<Benchmark> {
+    let protocol = TimingProtocol {
+        warmup: reps.warmup,
+        rounds: reps.iters.max(1),
+        ..TimingProtocol::default()
+    };
+    let report = bench_matrix(gpu, matrix, k as u32, spec.copied(), protocol)?;
+    let ms = |m: f64| Duration::from_secs_f64(m / 1e3);
+    Ok(Benchmark {
+        spec: report.spec,
+        stats: report.routes,
+        timing: Timing {
+            median: ms(report.timing.median_ms),
+            min: ms(report.timing.min_ms),
+            max: ms(report.timing.max_ms),
+            iters: report.timing.rounds,
+        },
+        verdict: Verdict {
+            exact: report.exact,
+            rows_violating: report.bad_rows.len(),
+            violations: report
+                .bad_rows
+                .iter()
+                .take(8)
+                .map(|(row, code)| format!("row {row}: the device verifier reports code {code}"))
+                .collect(),
+        },
+    })
+}
+
+/// [`benchmark`] for the textbook CPU selector: per row, `select_nth_unstable_by` over
+/// (score, index) pairs, rows in parallel.
+pub fn benchmark_baseline(
+    scores: &ScoreMatrix,
+    k: usize,
+    reps: Repetitions,
+) -> Result<(Timing, Verdict)> {
+    time_on_cpu(scores, k, reps, |out| {
+        topk_runtime::cpu::select_baseline(scores, k, out, k)
+    })
+}
+
+/// Run `select_into` on a fresh `rows x k` output `reps.warmup + reps.iters` times, timing the
+/// last `reps.iters` runs, and verify the final output.
+fn time_on_cpu(
+    scores: &ScoreMatrix,
+    k: usize,
+    reps: Repetitions,
+    mut select_into: impl FnMut(&mut [i32]) -> Result<()>,
+) -> Result<(Timing, Verdict)> {
+    let iters = reps.iters.max(1);
+    let mut out = vec![-1i32; scores.rows * k];
+    let mut times = Vec::with_capacity(iters);
+    for run in 0..reps.warmup + iters {
+        out.fill(-1);
+        let start = Instant::now();
+        select_into(&mut out)?;
+        if run >= reps.warmup {
+            times.push(start.elapsed());
+        }
+    }
+    times.sort_unstable();
+    let n = times.len();
+    let median = if n % 2 == 1 {
+        times[n / 2]
+    } else {
+        (times[n / 2 - 1] + times[n / 2]) / 2
+    };
+    let report = topk_runtime::cpu::verify(scores, k, &out, k)?;
+    Ok((
+        Timing {
+            median,
+            min: times[0],
+            max: times[n - 1],
+            iters,
+        },
+        Verdict {
+            exact: report.is_exact(),
+            rows_violating: report.rows_violating,
+            violations: report
+                .violations
+                .iter()
+                .map(|v| format!("row {}: {}", v.row, v.what))
+                .collect(),
+        },
+    ))
 }

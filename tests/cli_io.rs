@@ -39,8 +39,14 @@ fn npy_round_trip_of_lengths_and_indices_in_both_integer_widths() {
     let l64 = dir.path().join("l64.npy");
     npy::write(&l32, &[4], &[0i32, 1, i32::MAX, 7]).unwrap();
     npy::write(&l64, &[4], &[0i64, 1, i32::MAX as i64, 7]).unwrap();
-    assert_eq!(io::read_lengths(&l32, None).unwrap(), vec![0, 1, i32::MAX as i64, 7]);
-    assert_eq!(io::read_lengths(&l32, None).unwrap(), io::read_lengths(&l64, None).unwrap());
+    assert_eq!(
+        io::read_lengths(&l32, None).unwrap(),
+        vec![0, 1, i32::MAX as i64, 7]
+    );
+    assert_eq!(
+        io::read_lengths(&l32, None).unwrap(),
+        io::read_lengths(&l64, None).unwrap()
+    );
 
     let idx = dir.path().join("i.npy");
     npy::write(&idx, &[2, 3], &[5i64, -1, -1, 0, 1, 2]).unwrap();
@@ -128,12 +134,22 @@ fn truncated_and_overlong_data_are_told_apart() {
     raw_npy(&path, dict, &f32_bytes(&[1.0; 5]));
     let err = io::read_scores(&path, None, &mut no_progress()).unwrap_err();
     assert!(
-        matches!(err, IoError::Truncated { expected: 24, found: 20, .. }),
+        matches!(
+            err,
+            IoError::Truncated {
+                expected: 24,
+                found: 20,
+                ..
+            }
+        ),
         "{err}"
     );
     raw_npy(&path, dict, &f32_bytes(&[1.0; 7]));
     let err = io::read_scores(&path, None, &mut no_progress()).unwrap_err();
-    assert!(matches!(err, IoError::TrailingBytes { extra: 4, .. }), "{err}");
+    assert!(
+        matches!(err, IoError::TrailingBytes { extra: 4, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -144,16 +160,34 @@ fn dtype_rank_byte_order_and_layout_are_checked() {
         raw_npy(&path, dict, &vec![0u8; bytes]);
         io::read_scores(&path, None, &mut no_progress()).unwrap_err()
     };
-    let err = case("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 32);
-    assert!(matches!(&err, IoError::Dtype { found, .. } if found == "float64"), "{err}");
+    let err = case(
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }",
+        32,
+    );
+    assert!(
+        matches!(&err, IoError::Dtype { found, .. } if found == "float64"),
+        "{err}"
+    );
     assert!(err.to_string().contains("astype(numpy.float32)"), "{err}");
-    let err = case("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }", 16);
+    let err = case(
+        "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }",
+        16,
+    );
     assert!(matches!(err, IoError::BigEndian { .. }), "{err}");
-    let err = case("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16);
+    let err = case(
+        "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
+        16,
+    );
     assert!(matches!(err, IoError::FortranOrder { .. }), "{err}");
-    let err = case("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16);
+    let err = case(
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }",
+        16,
+    );
     assert!(matches!(err, IoError::Rank { expected: 2, .. }), "{err}");
-    let err = case("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 2), }", 16);
+    let err = case(
+        "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 2), }",
+        16,
+    );
     assert!(matches!(err, IoError::Dtype { .. }), "{err}");
     // A Fortran-ordered single row has the same bytes as a C-ordered one.
     raw_npy(
@@ -162,13 +196,22 @@ fn dtype_rank_byte_order_and_layout_are_checked() {
         &f32_bytes(&[3.0, 4.0]),
     );
     assert_eq!(
-        io::read_scores(&path, None, &mut no_progress()).unwrap().data,
+        io::read_scores(&path, None, &mut no_progress())
+            .unwrap()
+            .data,
         vec![3.0, 4.0]
     );
     // Lengths must be integers.
-    raw_npy(&path, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", &[0; 8]);
+    raw_npy(
+        &path,
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+        &[0; 8],
+    );
     let err = io::read_lengths(&path, None).unwrap_err();
-    assert!(matches!(&err, IoError::Dtype { expected, .. } if expected == "int32 or int64"), "{err}");
+    assert!(
+        matches!(&err, IoError::Dtype { expected, .. } if expected == "int32 or int64"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -179,7 +222,7 @@ fn missing_files_name_the_path() {
         &mut no_progress(),
     )
     .unwrap_err();
-    assert!(matches!(err, IoError::Read { .. }));
+    assert!(matches!(err, IoError::NotFound { .. }));
     assert!(err.to_string().contains("/nonexistent/dir/s.npy"), "{err}");
 }
 
@@ -206,18 +249,32 @@ fn safetensors_round_trip_and_tensor_choice() {
     io::safetensors::write(
         &path,
         &[
-            NamedTensor { name: "scores", shape: &[2, 3], data: &a },
-            NamedTensor { name: "other", shape: &[1, 2], data: &b },
+            NamedTensor {
+                name: "scores",
+                shape: &[2, 3],
+                data: &a,
+            },
+            NamedTensor {
+                name: "other",
+                shape: &[1, 2],
+                data: &b,
+            },
         ],
     )
     .unwrap();
     let by_name = io::read_scores(&path, Some("other"), &mut no_progress()).unwrap();
-    assert_eq!((by_name.rows, by_name.width, by_name.data), (1, 2, b.to_vec()));
+    assert_eq!(
+        (by_name.rows, by_name.width, by_name.data),
+        (1, 2, b.to_vec())
+    );
     // Without a name, the tensor called `scores` is the default.
     let default = io::read_scores(&path, None, &mut no_progress()).unwrap();
     assert_eq!(default.data, a.to_vec());
     let err = io::read_scores(&path, Some("nope"), &mut no_progress()).unwrap_err();
-    assert!(matches!(&err, IoError::TensorNotFound { available, .. } if available == "other, scores"), "{err}");
+    assert!(
+        matches!(&err, IoError::TensorNotFound { available, .. } if available == "other, scores"),
+        "{err}"
+    );
     // Lengths have no `scores` fallback: two tensors are ambiguous.
     let err = io::read_lengths(&path, None).unwrap_err();
     assert!(matches!(err, IoError::TensorAmbiguous { .. }), "{err}");
@@ -229,7 +286,11 @@ fn corrupt_and_truncated_safetensors_are_errors() {
     let path = dir.path().join("t.safetensors");
     io::safetensors::write(
         &path,
-        &[NamedTensor { name: "s", shape: &[4, 4], data: &[0.5f32; 16] }],
+        &[NamedTensor {
+            name: "s",
+            shape: &[4, 4],
+            data: &[0.5f32; 16],
+        }],
     )
     .unwrap();
     let whole = std::fs::read(&path).unwrap();
@@ -246,9 +307,62 @@ fn corrupt_and_truncated_safetensors_are_errors() {
     assert!(matches!(err, IoError::SafetensorsHeader { .. }), "{err}");
     io::safetensors::write(
         &path,
-        &[NamedTensor { name: "s", shape: &[2, 2], data: &[1i64, 2, 3, 4] }],
+        &[NamedTensor {
+            name: "s",
+            shape: &[2, 2],
+            data: &[1i64, 2, 3, 4],
+        }],
     )
     .unwrap();
     let err = io::read_scores(&path, None, &mut no_progress()).unwrap_err();
-    assert!(matches!(&err, IoError::Dtype { found, .. } if found == "int64"), "{err}");
+    assert!(
+        matches!(&err, IoError::Dtype { found, .. } if found == "int64"),
+        "{err}"
+    );
+}
+
+mod arbitrary_bytes {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Whatever follows the magic, reading returns an array or an error; it never panics.
+        #[test]
+        fn npy_reader_never_panics(header in "[ -~]{0,120}", tail in proptest::collection::vec(any::<u8>(), 0..64), len in any::<u16>()) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("x.npy");
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            bytes.extend_from_slice(&len.to_le_bytes());
+            bytes.extend_from_slice(header.as_bytes());
+            bytes.extend_from_slice(&tail);
+            std::fs::write(&path, bytes).unwrap();
+            let _ = io::read_scores(&path, None, &mut |_, _| {});
+            let _ = io::read_lengths(&path, None);
+        }
+
+        /// Headers that are almost right (shape and dtype drawn at random) are read or refused.
+        #[test]
+        fn plausible_npy_headers_are_read_or_refused(
+            descr in "[<>=|][fiub][1248]",
+            fortran in any::<bool>(),
+            dims in proptest::collection::vec(0usize..5, 0..4),
+            extra in 0usize..9,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("x.npy");
+            let shape = match dims.as_slice() {
+                [one] => format!("({one},)"),
+                _ => format!("({})", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+            };
+            let dict = format!("{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}", if fortran { "True" } else { "False" });
+            let n: usize = dims.iter().product();
+            raw_npy(&path, &dict, &vec![0u8; n * 4 + extra]);
+            let read = io::read_scores(&path, None, &mut |_, _| {});
+            let readable = descr.ends_with("f4") && !descr.starts_with('>') && !descr.starts_with('|')
+                && dims.len() == 2 && extra == 0 && (!fortran || dims.iter().filter(|&&d| d > 1).count() <= 1);
+            prop_assert_eq!(read.is_ok(), readable, "{} -> {:?}", dict, read.err().map(|e| e.to_string()));
+        }
+    }
 }

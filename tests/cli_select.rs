@@ -14,11 +14,24 @@ fn select_then_verify_accepts_the_output_on_ragged_rows() {
     let (scores, lens) = write_problem(dir.path(), lengths.len(), 1000, &lengths);
     let out = dir.path().join("idx.npy");
     let run = topk(&[
-        "select", "--scores", s(&scores), "--lengths", s(&lens), "--k", "16", "--out", s(&out),
-        "--backend", "cpu",
+        "select",
+        "--scores",
+        s(&scores),
+        "--lengths",
+        s(&lens),
+        "--k",
+        "16",
+        "--out",
+        s(&out),
+        "--backend",
+        "cpu",
     ]);
     run.assert_success();
-    assert!(run.stdout.contains("selected k=16 of 8 rows x 1000 on cpu"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("selected k=16 of 8 rows x 1000 on cpu"),
+        "{}",
+        run.stdout
+    );
     let idx = topk::io::read_indices(&out, None).unwrap();
     assert_eq!((idx.rows, idx.k), (8, 16));
     // Short rows: every valid index, then -1.
@@ -27,10 +40,22 @@ fn select_then_verify_accepts_the_output_on_ragged_rows() {
     assert!(idx.data[17..32].iter().all(|&i| i == -1));
 
     let verify = topk(&[
-        "verify", "--scores", s(&scores), "--lengths", s(&lens), "--indices", s(&out), "--k", "16",
+        "verify",
+        "--scores",
+        s(&scores),
+        "--lengths",
+        s(&lens),
+        "--indices",
+        s(&out),
+        "--k",
+        "16",
     ]);
     verify.assert_success();
-    assert!(verify.stdout.starts_with("exact: all 8 rows"), "{}", verify.stdout);
+    assert!(
+        verify.stdout.starts_with("exact: all 8 rows"),
+        "{}",
+        verify.stdout
+    );
 }
 
 #[test]
@@ -38,7 +63,15 @@ fn auto_backend_says_which_backend_it_chose() {
     let dir = tempfile::tempdir().unwrap();
     let (scores, _) = write_problem(dir.path(), 3, 300, &[300, 300, 300]);
     let out = dir.path().join("idx.npy");
-    let run = topk(&["select", "--scores", s(&scores), "--k", "8", "--out", s(&out)]);
+    let run = topk(&[
+        "select",
+        "--scores",
+        s(&scores),
+        "--k",
+        "8",
+        "--out",
+        s(&out),
+    ]);
     run.assert_success();
     assert!(run.stderr.starts_with("backend: "), "{}", run.stderr);
     assert!(out.exists());
@@ -55,11 +88,28 @@ fn presets_and_spec_text_select_exactly_too() {
         &["--spec", "propose=exact"][..],
         &["--spec", "k=32"][..],
     ] {
-        let mut args = vec!["select", "--scores", s(&scores), "--k", "32", "--out", s(&out)];
+        let mut args = vec![
+            "select",
+            "--scores",
+            s(&scores),
+            "--k",
+            "32",
+            "--out",
+            s(&out),
+        ];
         args.extend_from_slice(&["--backend", "cpu"]);
         args.extend_from_slice(policy);
         topk(&args).assert_success();
-        topk(&["verify", "--scores", s(&scores), "--indices", s(&out), "--k", "32"]).assert_success();
+        topk(&[
+            "verify",
+            "--scores",
+            s(&scores),
+            "--indices",
+            s(&out),
+            "--k",
+            "32",
+        ])
+        .assert_success();
     }
 }
 
@@ -69,7 +119,15 @@ fn verify_rejects_a_wrong_answer_with_exit_1_and_names_the_row() {
     let (scores, lens) = write_problem(dir.path(), 2, 100, &[100, 100]);
     let out = dir.path().join("idx.npy");
     topk(&[
-        "select", "--scores", s(&scores), "--k", "4", "--out", s(&out), "--backend", "cpu",
+        "select",
+        "--scores",
+        s(&scores),
+        "--k",
+        "4",
+        "--out",
+        s(&out),
+        "--backend",
+        "cpu",
     ])
     .assert_success();
     let mut idx = topk::io::read_indices(&out, None).unwrap();
@@ -82,7 +140,15 @@ fn verify_rejects_a_wrong_answer_with_exit_1_and_names_the_row() {
     }
     topk::io::npy::write(&out, &[2, 4], &idx.data).unwrap();
     let run = topk(&[
-        "verify", "--scores", s(&scores), "--lengths", s(&lens), "--indices", s(&out), "--k", "4",
+        "verify",
+        "--scores",
+        s(&scores),
+        "--lengths",
+        s(&lens),
+        "--indices",
+        s(&out),
+        "--k",
+        "4",
     ]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("1 of 2 rows"), "{}", run.stdout);
@@ -95,11 +161,27 @@ fn verify_refuses_indices_of_another_shape() {
     let (scores, _) = write_problem(dir.path(), 2, 100, &[100, 100]);
     let idx = dir.path().join("idx.npy");
     topk::io::npy::write(&idx, &[3, 4], &[0i32; 12]).unwrap();
-    topk(&["verify", "--scores", s(&scores), "--indices", s(&idx), "--k", "4"])
-        .assert_bad_input(&["--indices", "3 rows", "2"]);
+    topk(&[
+        "verify",
+        "--scores",
+        s(&scores),
+        "--indices",
+        s(&idx),
+        "--k",
+        "4",
+    ])
+    .assert_bad_input(&["--indices", "3 rows", "2"]);
     topk::io::npy::write(&idx, &[2, 4], &[0i32; 8]).unwrap();
-    topk(&["verify", "--scores", s(&scores), "--indices", s(&idx), "--k", "5"])
-        .assert_bad_input(&["4 slots", "--k is 5"]);
+    topk(&[
+        "verify",
+        "--scores",
+        s(&scores),
+        "--indices",
+        s(&idx),
+        "--k",
+        "5",
+    ])
+    .assert_bad_input(&["4 slots", "--k is 5"]);
 }
 
 /// Run `select` into `dir/out.npy` and check it refused with `needles`, leaving no output.
@@ -121,13 +203,27 @@ fn nan_scores_are_refused_with_their_position() {
     data[2 * 50 + 7] = f32::NAN;
     let path = dir.path().join("nan.npy");
     topk::io::npy::write(&path, &[3, 50], &data).unwrap();
-    refuses(dir.path(), &["--scores", s(&path), "--k", "4", "--backend", "cpu"], &["NaN", "row 2", "column 7"]);
+    refuses(
+        dir.path(),
+        &["--scores", s(&path), "--k", "4", "--backend", "cpu"],
+        &["--scores", "nan.npy", "NaN", "row 2", "column 7"],
+    );
     // NaN past a row's valid length is never read, so it is no error.
     let lens = dir.path().join("lens.npy");
     topk::io::npy::write(&lens, &[3], &[50, 50, 7]).unwrap();
     let out = dir.path().join("ok.npy");
     topk(&[
-        "select", "--scores", s(&path), "--lengths", s(&lens), "--k", "4", "--out", s(&out), "--backend", "cpu",
+        "select",
+        "--scores",
+        s(&path),
+        "--lengths",
+        s(&lens),
+        "--k",
+        "4",
+        "--out",
+        s(&out),
+        "--backend",
+        "cpu",
     ])
     .assert_success();
 }
@@ -137,14 +233,34 @@ fn wrong_dtype_rank_and_layout_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("bad.npy");
     let cases: [(&str, usize, &[&str]); 4] = [
-        ("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 4), }", 64, &["--scores", "float64", "float32"]),
-        ("{'descr': '<f4', 'fortran_order': False, 'shape': (8,), }", 32, &["--scores", "(8,)", "2-D"]),
-        ("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 4), }", 32, &["Fortran", "ascontiguousarray"]),
-        ("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 4), }", 32, &["big-endian"]),
+        (
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 4), }",
+            64,
+            &["--scores", "float64", "float32"],
+        ),
+        (
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (8,), }",
+            32,
+            &["--scores", "(8,)", "2-D"],
+        ),
+        (
+            "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 4), }",
+            32,
+            &["Fortran", "ascontiguousarray"],
+        ),
+        (
+            "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 4), }",
+            32,
+            &["big-endian"],
+        ),
     ];
     for (dict, bytes, needles) in cases {
         raw_npy(&p, dict, &vec![0u8; bytes]);
-        refuses(dir.path(), &["--scores", s(&p), "--k", "2", "--backend", "cpu"], needles);
+        refuses(
+            dir.path(),
+            &["--scores", s(&p), "--k", "2", "--backend", "cpu"],
+            needles,
+        );
     }
 }
 
@@ -154,14 +270,36 @@ fn bad_lengths_are_refused() {
     let (scores, lens) = write_problem(dir.path(), 4, 64, &[64, 64, 64]);
     refuses(
         dir.path(),
-        &["--scores", s(&scores), "--lengths", s(&lens), "--k", "4", "--backend", "cpu"],
+        &[
+            "--scores",
+            s(&scores),
+            "--lengths",
+            s(&lens),
+            "--k",
+            "4",
+            "--backend",
+            "cpu",
+        ],
         &["--lengths", "3 lengths", "4 rows"],
     );
-    for (bad, needle) in [(65i64, "length 65"), (-1, "length -1"), (1 << 40, "outside [0, 64]")] {
+    for (bad, needle) in [
+        (65i64, "length 65"),
+        (-1, "length -1"),
+        (1 << 40, "outside [0, 64]"),
+    ] {
         topk::io::npy::write(&lens, &[4], &[64i64, bad, 0, 1]).unwrap();
         refuses(
             dir.path(),
-            &["--scores", s(&scores), "--lengths", s(&lens), "--k", "4", "--backend", "cpu"],
+            &[
+                "--scores",
+                s(&scores),
+                "--lengths",
+                s(&lens),
+                "--k",
+                "4",
+                "--backend",
+                "cpu",
+            ],
             &["row 1", needle],
         );
     }
@@ -177,9 +315,21 @@ fn bad_lengths_are_refused() {
 fn k_out_of_range_is_refused_before_reading_anything() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.npy");
-    for (k, needle) in [("0", "at least 1"), ("16385", "at most 16384"), ("many", "not a whole number")] {
+    for (k, needle) in [
+        ("0", "at least 1"),
+        ("16385", "at most 16384"),
+        ("many", "not a whole number"),
+    ] {
         let out = dir.path().join("out.npy");
-        let run = topk(&["select", "--scores", s(&missing), "--k", k, "--out", s(&out)]);
+        let run = topk(&[
+            "select",
+            "--scores",
+            s(&missing),
+            "--k",
+            k,
+            "--out",
+            s(&out),
+        ]);
         assert_eq!(run.code, 2, "{}", run.stderr);
         assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
         assert!(run.stderr.contains(needle), "{}", run.stderr);
@@ -191,15 +341,31 @@ fn k_out_of_range_is_refused_before_reading_anything() {
 fn missing_corrupt_and_truncated_files_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.npy");
-    refuses(dir.path(), &["--scores", s(&missing), "--k", "4"], &["--scores", "missing.npy", "cannot read"]);
+    refuses(
+        dir.path(),
+        &["--scores", s(&missing), "--k", "4"],
+        &["--scores", "missing.npy", "does not exist"],
+    );
 
     let corrupt = dir.path().join("corrupt.npy");
-    std::fs::write(&corrupt, b"\x93NUMPY\x01\x00\x20\x00{'descr': '<f4', 'fortr").unwrap();
-    refuses(dir.path(), &["--scores", s(&corrupt), "--k", "4"], &["corrupt .npy header"]);
+    std::fs::write(
+        &corrupt,
+        b"\x93NUMPY\x01\x00\x20\x00{'descr': '<f4', 'fortr",
+    )
+    .unwrap();
+    refuses(
+        dir.path(),
+        &["--scores", s(&corrupt), "--k", "4"],
+        &["corrupt .npy header"],
+    );
 
     let garbage = dir.path().join("garbage.npy");
     std::fs::write(&garbage, b"these bytes are not an array").unwrap();
-    refuses(dir.path(), &["--scores", s(&garbage), "--k", "4"], &["corrupt .npy header"]);
+    refuses(
+        dir.path(),
+        &["--scores", s(&garbage), "--k", "4"],
+        &["corrupt .npy header"],
+    );
 
     let truncated = dir.path().join("truncated.npy");
     raw_npy(
@@ -207,13 +373,24 @@ fn missing_corrupt_and_truncated_files_are_refused() {
         "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 100), }",
         &f32_bytes(&[1.0; 250]),
     );
-    refuses(dir.path(), &["--scores", s(&truncated), "--k", "4"], &["truncated", "1600", "1000"]);
+    refuses(
+        dir.path(),
+        &["--scores", s(&truncated), "--k", "4"],
+        &["truncated", "1600", "1000"],
+    );
 
     let (scores, _) = write_problem(dir.path(), 2, 10, &[10, 10]);
     let lens_missing = dir.path().join("nolens.npy");
     refuses(
         dir.path(),
-        &["--scores", s(&scores), "--lengths", s(&lens_missing), "--k", "4"],
+        &[
+            "--scores",
+            s(&scores),
+            "--lengths",
+            s(&lens_missing),
+            "--k",
+            "4",
+        ],
         &["--lengths", "nolens.npy"],
     );
 }
@@ -223,8 +400,16 @@ fn an_output_folder_that_does_not_exist_is_refused_up_front() {
     let dir = tempfile::tempdir().unwrap();
     let (scores, _) = write_problem(dir.path(), 2, 10, &[10, 10]);
     let out = dir.path().join("nope/out.npy");
-    topk(&["select", "--scores", s(&scores), "--k", "4", "--out", s(&out)])
-        .assert_bad_input(&["--out", "does not exist"]);
+    topk(&[
+        "select",
+        "--scores",
+        s(&scores),
+        "--k",
+        "4",
+        "--out",
+        s(&out),
+    ])
+    .assert_bad_input(&["--out", "does not exist"]);
 }
 
 #[test]
@@ -235,27 +420,61 @@ fn safetensors_scores_are_selected_by_tensor_name() {
     topk::io::safetensors::write(
         &path,
         &[
-            topk::io::safetensors::NamedTensor { name: "a", shape: &[3, 40], data: &data },
-            topk::io::safetensors::NamedTensor { name: "b", shape: &[1, 40], data: &data[..40] },
+            topk::io::safetensors::NamedTensor {
+                name: "a",
+                shape: &[3, 40],
+                data: &data,
+            },
+            topk::io::safetensors::NamedTensor {
+                name: "b",
+                shape: &[1, 40],
+                data: &data[..40],
+            },
         ],
     )
     .unwrap();
     let out = dir.path().join("i.npy");
     let run = topk(&[
-        "select", "--scores", s(&path), "--tensor", "a", "--k", "5", "--out", s(&out), "--backend", "cpu",
+        "select",
+        "--scores",
+        s(&path),
+        "--tensor",
+        "a",
+        "--k",
+        "5",
+        "--out",
+        s(&out),
+        "--backend",
+        "cpu",
     ]);
     run.assert_success();
     assert_eq!(topk::io::read_indices(&out, None).unwrap().rows, 3);
-    refuses(dir.path(), &["--scores", s(&path), "--k", "5"], &["several tensors", "a, b"]);
-    refuses(dir.path(), &["--scores", s(&path), "--tensor", "c", "--k", "5"], &["no tensor named `c`"]);
+    refuses(
+        dir.path(),
+        &["--scores", s(&path), "--k", "5"],
+        &["several tensors", "a, b", "--tensor"],
+    );
+    refuses(
+        dir.path(),
+        &["--scores", s(&path), "--tensor", "c", "--k", "5"],
+        &["no tensor named `c`"],
+    );
 }
 
 #[test]
 fn conflicting_spec_and_k_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (scores, _) = write_problem(dir.path(), 2, 10, &[10, 10]);
-    refuses(dir.path(), &["--scores", s(&scores), "--k", "4", "--spec", "k=8"], &["k=8", "--k is 4"]);
-    refuses(dir.path(), &["--scores", s(&scores), "--k", "4", "--preset", "no-such"], &["unknown preset", "topk spec --list"]);
+    refuses(
+        dir.path(),
+        &["--scores", s(&scores), "--k", "4", "--spec", "k=8"],
+        &["k=8", "--k is 4"],
+    );
+    refuses(
+        dir.path(),
+        &["--scores", s(&scores), "--k", "4", "--preset", "no-such"],
+        &["unknown preset", "topk spec --list"],
+    );
 }
 
 #[test]
@@ -263,7 +482,17 @@ fn cuda_backend_without_a_gpu_says_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let (scores, _) = write_problem(dir.path(), 2, 10, &[10, 10]);
     let out = dir.path().join("out.npy");
-    let run = topk(&["select", "--scores", s(&scores), "--k", "4", "--out", s(&out), "--backend", "cuda"]);
+    let run = topk(&[
+        "select",
+        "--scores",
+        s(&scores),
+        "--k",
+        "4",
+        "--out",
+        s(&out),
+        "--backend",
+        "cuda",
+    ]);
     if run.code == 0 {
         return; // a usable GPU is present: nothing to refuse
     }
@@ -271,4 +500,47 @@ fn cuda_backend_without_a_gpu_says_what_is_missing() {
     assert!(run.stderr.starts_with("error: CUDA"), "{}", run.stderr);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     assert!(!out.exists());
+}
+
+#[test]
+fn verify_refuses_nan_scores_instead_of_judging_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scores, _) = write_problem(dir.path(), 2, 30, &[30, 30]);
+    let idx = dir.path().join("idx.npy");
+    topk(&[
+        "select",
+        "--scores",
+        s(&scores),
+        "--k",
+        "3",
+        "--out",
+        s(&idx),
+        "--backend",
+        "cpu",
+    ])
+    .assert_success();
+    let mut data = tricky_scores(2, 30);
+    data[31] = f32::NAN;
+    topk::io::npy::write(&scores, &[2, 30], &data).unwrap();
+    topk(&[
+        "verify",
+        "--scores",
+        s(&scores),
+        "--indices",
+        s(&idx),
+        "--k",
+        "3",
+    ])
+    .assert_bad_input(&["--scores", "NaN", "row 1", "column 1"]);
+}
+
+#[test]
+fn a_tensor_name_for_a_npy_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scores, _) = write_problem(dir.path(), 2, 10, &[10, 10]);
+    refuses(
+        dir.path(),
+        &["--scores", s(&scores), "--tensor", "x", "--k", "4"],
+        &["--scores", ".npy file", "drop the tensor name `x`"],
+    );
 }

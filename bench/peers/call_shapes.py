@@ -44,8 +44,9 @@ class Call:
     rows: int
     width: int
     first_length: int
-    # Global index of the call's first row: the generator's counter uses row_offset + r, so a
-    # trace call holds the rows of its query positions and never repeats another call's data.
+    # Global row index of the call's first row in the generator's counter (row_offset + r).
+    # 0 for every call: each call is generated as a matrix of its own, as `topk bench`
+    # generates it (topk-runtime DeviceMatrix::generate), so both read the same scores.
     row_offset: int
     # Trace the call belongs to (None for matrix and custom shapes) and its index there.
     trace: str | None = None
@@ -116,7 +117,8 @@ def rows_per_call(width: int, budget_bytes: int = TRACE_BUDGET_BYTES) -> int:
 
 def trace_calls(name: str) -> list[Call]:
     """Chunked prefill of T tokens: steps of 65536 query tokens, step ending at e has width e,
-    split greedily into calls of at most floor(6 GiB / 4e) rows; query t has length t + 1."""
+    split in order into calls of at most floor(6 GiB / 4e) rows; query t has length t + 1.
+    The same split as topk-runtime data::shapes::trace."""
     if name not in TRACES:
         raise ShapeError(f"unknown trace {name!r}; known: {', '.join(sorted(TRACES))}")
     tokens, expected_calls = TRACES[name]
@@ -137,7 +139,7 @@ def trace_calls(name: str) -> list[Call]:
                     rows=rows,
                     width=step_end,
                     first_length=t0 + 1,
-                    row_offset=t0,
+                    row_offset=0,
                     trace=name,
                     index=index,
                 )

@@ -142,8 +142,7 @@ def first_line(e: BaseException, limit: int = 400) -> str:
 def ensure_tvm_ffi(kit_dir: str) -> str:
     """Import tvm_ffi, installing the kit's wheel into a temp dir first when it is missing."""
     try:
-        import tvm_ffi  # noqa: F401
-
+        importlib.import_module("tvm_ffi")
         return "already importable"
     except ImportError:
         pass
@@ -161,8 +160,7 @@ def ensure_tvm_ffi(kit_dir: str) -> str:
             )
     if target not in sys.path:
         sys.path.insert(0, target)
-    import tvm_ffi  # noqa: F401
-
+    importlib.import_module("tvm_ffi")
     return f"installed from the kit into {target}"
 
 
@@ -174,9 +172,8 @@ def load_kit(kit_dir: str):
         return None, f"no run_peers.py in the kit folder {kit_dir!r} (copy the kit there)", info
     try:
         info["tvm_ffi"] = ensure_tvm_ffi(kit_dir)
-        import tvm_ffi
-
-        info["tvm_ffi_version"] = getattr(tvm_ffi, "__version__", "unknown")
+        info["tvm_ffi_version"] = getattr(importlib.import_module("tvm_ffi"), "__version__",
+                                          "unknown")
     except Exception as e:  # noqa: BLE001
         return None, f"tvm_ffi unavailable: {type(e).__name__}: {first_line(e)}", info
     try:

@@ -29,6 +29,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from call_shapes import ShapeError, format_shape_table, parse_shapes  # noqa: E402
+from score_generator import PROFILE_CODES  # noqa: E402
 
 READ_BANDWIDTH_BPS = 4.49e12  # float4 streaming read measured on the H200 (DESIGN §7)
 SCHEMA = "topk-peers-bench/1"
@@ -36,6 +37,7 @@ EXIT_SETUP = 2
 EXIT_CONTEXT_LOST = 3
 # Free memory kept for verification chunks, peer workspaces and outputs.
 MEMORY_MARGIN_BYTES = 4 << 30
+DEVICE = "cuda"
 
 
 class ContextLost(RuntimeError):
@@ -50,7 +52,8 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--shapes", default="matrix",
                    help="matrix | trace245 | trace430 | custom:MxN[,MxN...] (sizes like 128K, 1M)")
-    p.add_argument("--profile", default="indexer", choices=["indexer", "iid"])
+    p.add_argument("--profile", default="indexer", choices=list(PROFILE_CODES),
+                   help="data profile of the generator (indexer, iid, or an adversarial family)")
     p.add_argument("--k", type=int, default=2048)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--gen-cu", help="CUDA source of the generator (topk codegen --generator)")
@@ -101,16 +104,22 @@ def progress_line(rec: dict, peer_names: list) -> str:
             + " | ".join(cells))
 
 
+def table_cell(entry: dict) -> str:
+    """Median ms and time/floor, or the failure."""
+    if entry.get("status") == "ok":
+        return f"{short_status(entry)} ({entry['x_floor']:.2f}x)"
+    return short_status(entry)
+
+
 def table(records: list, peer_names: list) -> str:
-    head = ["shape", "M", "N", "floor ms"] + [f"{n} ms" for n in peer_names] + ["best", "x floor"]
+    head = (["shape", "M", "N", "floor ms"] + [f"{n} ms (x floor)" for n in peer_names]
+            + ["best exact"])
     rows = [head]
     for r in records:
         c = r["call"]
-        best = best_exact(r["peers"])
-        ratio = f"{r['peers'][best]['median_ms'] / r['floor_ms']:.2f}" if best else "-"
         rows.append([c["name"], str(c["rows"]), str(c["width"]), f"{r['floor_ms']:.3f}"]
-                    + [short_status(r["peers"].get(n, {"status": "skipped"})) for n in peer_names]
-                    + [best or "none exact", ratio])
+                    + [table_cell(r["peers"].get(n, {"status": "skipped"})) for n in peer_names]
+                    + [best_exact(r["peers"]) or "none"])
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -282,9 +291,9 @@ def run_call(torch, call, args, generator, peers) -> dict:
         for p in peers:
             rec["peers"][p.name] = {"status": "skipped", "error": reason}
         return rec
-    x = torch.empty((call.rows, call.width), dtype=torch.float32, device="cuda")
+    x = torch.empty((call.rows, call.width), dtype=torch.float32, device=DEVICE)
     lengths = torch.arange(call.first_length, call.first_length + call.rows,
-                           dtype=torch.int32, device="cuda")
+                           dtype=torch.int32, device=DEVICE)
     generator.fill(x, lengths, call, args.seed, args.profile, args.k)
     rec["data"] = check_generated(x, lengths, int(args.verify_chunk_gib * (1 << 30)))
     copies = [x] + [x.clone() for _ in range(copies_n - 1)]
@@ -334,25 +343,22 @@ def main(argv=None) -> int:
     except (GeneratorError, ValueError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_SETUP
-    for p in peers:
-        if not p.available:
-            print(f"peer {p.name} unavailable: {p.error}", file=sys.stderr)
+    unavailable = [f"peer {p.name} unavailable: {p.error}" for p in peers if not p.available]
+    for line in unavailable:
+        print(line, file=sys.stderr)
     if "compile_warning" in generator.info:
         print(f"warning: {generator.info['compile_warning']}", file=sys.stderr)
     doc = {"schema": SCHEMA, "meta": collect_meta(args, torch, generator.info, kit_info),
-           "calls": [], "traces": [], "problems": []}
+           "calls": [], "traces": [], "problems": list(unavailable)}
     names = [p.name for p in peers]
+    if args.json_out:
+        write_json(args.json_out, doc)  # fails now, not after the run, when the path is bad
     print(f"{doc['meta']['gpu']} | torch {torch.__version__} | profile {args.profile} "
           f"| K={args.k} | seed {args.seed} | {len(calls)} calls", flush=True)
     status = 0
     for i, call in enumerate(calls):
         try:
             rec = run_call(torch, call, args, generator, peers)
-        except torch.cuda.OutOfMemoryError as e:
-            rec = {"call": call.to_json(), "floor_ms": floor_ms(call.valid_bytes),
-                   "peers": {p.name: {"status": "skipped", "error": f"out of memory: {e}"}
-                             for p in peers}}
-            torch.cuda.empty_cache()
         except ContextLost as e:
             doc["problems"].append(f"CUDA context lost at {call.name}: {e}; later calls not run")
             print(f"error: CUDA context lost at {call.name}: {e}", file=sys.stderr)
@@ -363,6 +369,18 @@ def main(argv=None) -> int:
             print(f"error: {call.name}: {e}", file=sys.stderr)
             status = EXIT_SETUP
             break
+        except Exception as e:  # noqa: BLE001 - e.g. out of memory preparing the inputs
+            traceback.print_exc()
+            why = f"preparing the call failed: {type(e).__name__}: {str(e).strip()[:300]}"
+            rec = {"call": call.to_json(), "floor_ms": floor_ms(call.valid_bytes),
+                   "peers": {p.name: {"status": "skipped", "error": why} for p in peers}}
+            torch.cuda.empty_cache()
+            try:
+                ensure_context(torch)
+            except ContextLost as lost:
+                doc["problems"].append(f"CUDA context lost at {call.name}: {lost}")
+                status = EXIT_CONTEXT_LOST
+                break
         doc["calls"].append(rec)
         for n, e in rec["peers"].items():
             if e.get("status") not in ("ok", "unavailable"):

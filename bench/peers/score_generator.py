@@ -11,17 +11,42 @@ from __future__ import annotations
 
 import hashlib
 import os
-
-import torch
+import re
+from typing import TYPE_CHECKING
 
 from call_shapes import Call
 
+if TYPE_CHECKING:
+    import torch
+
 KERNEL_NAME = "topk_generate"
-# Profile codes of the generator ABI (topk-runtime/src/data).
-PROFILE_CODES = {"indexer": 0, "iid": 1}
+# Profile codes of the generator ABI (topk-codegen generator::profile_code, names as
+# topk-runtime data::Profile); the source's `#define TOPK_PROFILE_*` lines are checked against it.
+PROFILE_CODES = {
+    "indexer": 0, "iid": 1, "all-equal": 2, "two-values": 3, "ties-at-k": 4, "sorted-asc": 5,
+    "sorted-desc": 6, "periodic": 7, "infinities": 8, "signed-zeros": 9, "subnormals": 10,
+    "huge": 11, "tiny": 12,
+}
 NVRTC_OPTIONS = ("--gpu-architecture=sm_90a", "-std=c++17")
-# Launch geometry: one block per row, the block strides over the row's width.
+# Launch geometry. The kernel strides over rows (grid y) and columns (grid x), and every
+# launch shape writes the same matrix; this one gives each row up to 64 blocks of 256 threads.
 THREADS_PER_BLOCK = 256
+MAX_BLOCKS_PER_ROW = 64
+MAX_GRID_Y = 65535
+_PROFILE_DEFINE = re.compile(r"^#define\s+TOPK_PROFILE_([A-Z0-9_]+)\s+(\d+)\s*$", re.MULTILINE)
+
+
+def profile_codes_in_source(source: str) -> dict:
+    """{profile name: code} from the generator source's `#define TOPK_PROFILE_*` lines."""
+    return {m.group(1).lower().replace("_", "-"): int(m.group(2))
+            for m in _PROFILE_DEFINE.finditer(source)}
+
+
+def launch_shape(rows: int, width: int) -> tuple:
+    """(grid, block) for `topk_generate` over rows x width."""
+    grid_x = max(1, min(MAX_BLOCKS_PER_ROW, -(-width // THREADS_PER_BLOCK)))
+    grid_y = max(1, min(rows, MAX_GRID_Y))
+    return (grid_x, grid_y, 1), (THREADS_PER_BLOCK, 1, 1)
 
 
 class GeneratorError(RuntimeError):
@@ -32,7 +57,7 @@ class ScoreGenerator:
     """Compiled `topk_generate`; `fill` writes one call's rows into a torch tensor."""
 
     def __init__(self, source_path: str, options: tuple = NVRTC_OPTIONS):
-        import cupy  # noqa: F401  (fail here, with the reason, when cupy is missing)
+        import cupy  # noqa: F401 - fails here, with the reason, when cupy is missing
 
         if not os.path.isfile(source_path):
             raise GeneratorError(
@@ -46,11 +71,19 @@ class ScoreGenerator:
                 f"{source_path!r} has no kernel named {KERNEL_NAME}; is it the output of "
                 "`topk codegen --generator`?"
             )
+        declared = profile_codes_in_source(self.source)
+        disagree = {n: (c, PROFILE_CODES.get(n)) for n, c in declared.items()
+                    if PROFILE_CODES.get(n) != c}
+        if disagree:
+            raise GeneratorError(
+                f"{source_path!r} declares profile codes {disagree} (source, expected); "
+                "update PROFILE_CODES in score_generator.py to the generator's ABI"
+            )
         self.info = {
             "source": os.path.abspath(source_path),
             "source_sha256": hashlib.sha256(self.source.encode()).hexdigest(),
             "kernel": KERNEL_NAME,
-            "threads_per_block": THREADS_PER_BLOCK,
+            "profile_defines_checked": sorted(declared),
         }
         self._kernel = self._compile(options)
 
@@ -59,25 +92,12 @@ class ScoreGenerator:
 
         errors = []
         try:
-            from cupy_backends.cuda.libs import nvrtc
-
-            prog = nvrtc.createProgram(self.source, "topk_generate.cu", (), ())
-            try:
-                try:
-                    nvrtc.compileProgram(prog, list(options))
-                except nvrtc.NVRTCError as e:
-                    log = nvrtc.getProgramLog(prog)
-                    raise GeneratorError(
-                        f"NVRTC rejected the generator source with options {options}: {e}\n{log}"
-                    ) from e
-                cubin = nvrtc.getCUBIN(prog)
-            finally:
-                nvrtc.destroyProgram(prog)
-            module = cupy.cuda.function.Module()
+            cubin, version = compile_cubin(self.source, options)
+            module = cupy.cuda.Module()
             module.load(cubin)
             self._module = module
             self.info["compiled_with"] = "nvrtc " + " ".join(options)
-            self.info["nvrtc_version"] = ".".join(map(str, nvrtc.getVersion()))
+            self.info["nvrtc_version"] = version
             return module.get_function(KERNEL_NAME)
         except GeneratorError:
             raise
@@ -106,6 +126,7 @@ class ScoreGenerator:
         current stream; `lengths` [rows] int32 on the same device."""
         import cupy
         import numpy as np
+        import torch
 
         if profile not in PROFILE_CODES:
             raise GeneratorError(f"profile {profile!r}: expected one of {sorted(PROFILE_CODES)}")
@@ -129,17 +150,39 @@ class ScoreGenerator:
                 np.int32(k),
                 np.int64(call.row_offset),
             )
+            grid, block = launch_shape(call.rows, call.width)
             try:
-                self._kernel((call.rows,), (THREADS_PER_BLOCK,), args, stream=stream)
+                self._kernel(grid, block, args, stream=stream)
             except Exception as e:  # noqa: BLE001
                 raise GeneratorError(f"launching {KERNEL_NAME} for {call.name} failed: {e}") from e
         torch.cuda.synchronize(out.device)
+
+
+def compile_cubin(source: str, options: tuple) -> tuple:
+    """(CUBIN bytes, NVRTC version) through cupy's NVRTC binding, with exactly `options`."""
+    from cupy_backends.cuda.libs import nvrtc
+
+    prog = nvrtc.createProgram(source, "topk_generate.cu", (), ())
+    try:
+        try:
+            nvrtc.compileProgram(prog, list(options))
+        except nvrtc.NVRTCError as e:
+            log = nvrtc.getProgramLog(prog)
+            raise GeneratorError(
+                f"NVRTC rejected the generator source with options {options}: {e}\n{log}"
+            ) from e
+        cubin = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    return cubin, ".".join(map(str, nvrtc.getVersion()))
 
 
 def check_generated(scores: torch.Tensor, lengths: torch.Tensor,
                     chunk_bytes: int = 1 << 30) -> dict:
     """Counts what the verifier and the masked-dense peer rely on: no NaN anywhere and -inf
     past every row's length. Raises GeneratorError when either fails."""
+    import torch
+
     m, n = scores.shape
     rows_per_chunk = max(1, chunk_bytes // (4 * n))
     col = torch.arange(n, device=scores.device).unsqueeze(0)

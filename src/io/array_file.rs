@@ -45,21 +45,37 @@ impl ArrayFile {
     /// Open a `.npy` or `.safetensors` file; the format is told by content. `tensor` names the
     /// tensor of a `.safetensors` file; `None` takes its only tensor (or the one named
     /// `default_name`, when given and present).
-    pub fn open(path: &Path, tensor: Option<&str>, default_name: Option<&str>) -> Result<ArrayFile> {
-        let mut file = File::open(path).map_err(|source| IoError::Read {
-            path: path.to_path_buf(),
-            source,
+    pub fn open(
+        path: &Path,
+        tensor: Option<&str>,
+        default_name: Option<&str>,
+    ) -> Result<ArrayFile> {
+        let mut file = File::open(path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => IoError::NotFound {
+                path: path.to_path_buf(),
+            },
+            _ => IoError::Read {
+                path: path.to_path_buf(),
+                source,
+            },
         })?;
         let mut magic = [0u8; 9];
         let got = read_up_to(&mut file, &mut magic).map_err(|source| IoError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        file.seek(SeekFrom::Start(0)).map_err(|source| IoError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        file.seek(SeekFrom::Start(0))
+            .map_err(|source| IoError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
         if got >= 6 && &magic[..6] == super::npy::header::MAGIC {
+            if let Some(name) = tensor {
+                return Err(IoError::TensorNameOnNpy {
+                    path: path.to_path_buf(),
+                    name: name.to_string(),
+                });
+            }
             super::npy::open(path, file)
         } else if got == 9 && magic[8] == b'{' || has_extension(path, "safetensors") {
             super::safetensors::open(path, file, tensor, default_name)
@@ -215,7 +231,8 @@ impl ArrayFile {
 }
 
 fn has_extension(path: &Path, ext: &str) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case(ext))
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case(ext))
 }
 
 /// Fill as much of `buf` as the file has; returns the count read.

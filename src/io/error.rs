@@ -4,6 +4,8 @@ use std::path::PathBuf;
 /// wrong with it, and how to produce a file that works.
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
+    #[error("`{path}` does not exist; check the path")]
+    NotFound { path: PathBuf },
     #[error("cannot read `{path}`: {source}")]
     Read {
         path: PathBuf,
@@ -26,7 +28,11 @@ pub enum IoError {
         name: String,
         available: String,
     },
-    #[error("`{path}` holds several tensors ({available}); choose one by name")]
+    #[error(
+        "`{path}` is a .npy file, which holds one unnamed array; drop the tensor name `{name}`"
+    )]
+    TensorNameOnNpy { path: PathBuf, name: String },
+    #[error("`{path}` holds several tensors ({available}); name the one to read")]
     TensorAmbiguous { path: PathBuf, available: String },
     #[error("`{path}` is big-endian ({descr}); save a little-endian copy, e.g. numpy.save(path, a.astype(a.dtype.newbyteorder('<')))")]
     BigEndian { path: PathBuf, descr: String },
@@ -52,7 +58,9 @@ pub enum IoError {
         expected: u64,
         found: u64,
     },
-    #[error("`{path}` has {extra} unexpected bytes after its data; the file is corrupt, write it again")]
+    #[error(
+        "`{path}` has {extra} unexpected bytes after its data; the file is corrupt, write it again"
+    )]
     TrailingBytes { path: PathBuf, extra: u64 },
     #[error("`{path}`: shape {shape} is too large to address on this machine")]
     TooLarge { path: PathBuf, shape: String },

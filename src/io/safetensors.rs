@@ -87,7 +87,10 @@ pub(crate) fn open(
         Dtype::I64 => FileDtype::Supported(ElementType::I64),
         other => FileDtype::Other(dtype_name(other)),
     };
-    let elements = info.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d as u64));
+    let elements = info
+        .shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d as u64));
     let size_matches = match (&dtype, elements) {
         (FileDtype::Supported(t), Some(e)) => e.checked_mul(t.size() as u64) == Some(declared),
         _ => true,
@@ -164,8 +167,7 @@ pub fn write<T: Element>(path: &Path, tensors: &[NamedTensor<'_, T>]) -> Result<
                 .map_err(|e| invalid(format!("tensor `{}`: {e}", t.name)))
         })
         .collect::<Result<Vec<_>>>()?;
-    let serialized =
-        safetensors::serialize(views, &None).map_err(|e| invalid(e.to_string()))?;
+    let serialized = safetensors::serialize(views, &None).map_err(|e| invalid(e.to_string()))?;
     let mut out = AtomicFile::create(path)?;
     out.write_all(&serialized)?;
     out.commit()

@@ -15,8 +15,17 @@ impl Run {
     /// The run failed with exit code 2 and one `error: ...` line that mentions every needle.
     pub fn assert_bad_input(&self, needles: &[&str]) {
         assert_eq!(self.code, 2, "expected exit 2; stderr: {}", self.stderr);
-        let lines: Vec<&str> = self.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-        assert_eq!(lines.len(), 1, "expected one error line, got: {:?}", self.stderr);
+        let lines: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "expected one error line, got: {:?}",
+            self.stderr
+        );
         assert!(lines[0].starts_with("error: "), "{:?}", lines[0]);
         for n in needles {
             assert!(
@@ -66,9 +75,9 @@ pub fn s(p: &Path) -> &str {
 /// A `.npy` file with a hand-written header dict and raw data bytes.
 pub fn raw_npy(path: &Path, dict: &str, data: &[u8]) {
     let mut text = dict.to_string();
-    while (10 + text.len() + 1) % 64 != 0 {
-        text.push(' ');
-    }
+    // Pad so that magic, version, length, text and newline end on a 64-byte boundary.
+    let unpadded = 10 + text.len() + 1;
+    text.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
     text.push('\n');
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
     bytes.extend_from_slice(&(text.len() as u16).to_le_bytes());
@@ -104,12 +113,7 @@ pub fn tricky_scores(rows: usize, width: usize) -> Vec<f32> {
 }
 
 /// Write scores and lengths with the library writer; returns their paths.
-pub fn write_problem(
-    dir: &Path,
-    rows: usize,
-    width: usize,
-    lengths: &[i32],
-) -> (PathBuf, PathBuf) {
+pub fn write_problem(dir: &Path, rows: usize, width: usize, lengths: &[i32]) -> (PathBuf, PathBuf) {
     let scores = dir.join("scores.npy");
     let lens = dir.join("lengths.npy");
     topk::io::npy::write(&scores, &[rows, width], &tricky_scores(rows, width)).unwrap();

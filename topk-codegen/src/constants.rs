@@ -1,10 +1,10 @@
 //! The `constexpr` block that specializes the shared CUDA body to one Spec.
-use crate::family::{samples, Family, Layout, REGISTER_ITEMS};
+use crate::family::{samples, Family, Layout, PIPE_CHUNK, PIPE_STAGES, REGISTER_ITEMS};
 use std::fmt::Write;
 use topk_dsl::Spec;
 
 /// float4 loads in flight per thread in the complete-row pass.
-const UNROLL: u32 = 2;
+const UNROLL: u32 = 4;
 /// Strided view loads in flight per thread.
 const VIEW_BATCH: u32 = 4;
 
@@ -25,8 +25,14 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
     c("THREADS", "int", spec.threads.to_string(), "threads per CTA");
     c("NUM_WARPS", "int", (spec.threads / 32).to_string(), "warps per CTA");
     c("MIN_BLOCKS", "int", layout.min_blocks.to_string(), "CTAs per SM (launch bounds)");
-    c("UNROLL", "int", UNROLL.to_string(), "float4 loads in flight per thread");
+    let unroll = std::env::var("TOPK_EXPERIMENT_UNROLL")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(UNROLL);
+    c("UNROLL", "int", unroll.to_string(), "float4 loads in flight per thread");
     c("VIEW_BATCH", "int", VIEW_BATCH.to_string(), "view loads in flight per thread");
+    c("PIPE_STAGES", "int", PIPE_STAGES.to_string(), "bulk-copy stages of a row pass");
+    c("PIPE_CHUNK", "int", PIPE_CHUNK.to_string(), "scores per bulk-copy stage");
     c("COARSE_SHIFT", "u32", spec.coarse_shift().to_string(), "FP16 key -> coarse bin");
     c("COARSE_BINS", "int", spec.coarse_bins().to_string(), "coarse bins (eq. 11)");
     let hist = spec.coarse_bins().max(spec.digit_bins());

@@ -8,6 +8,7 @@
 
 mod constants;
 mod family;
+pub mod generator;
 pub mod verifier;
 
 pub use family::{Family, Layout, REGISTER_ITEMS};

@@ -217,15 +217,13 @@ fn corrupt_or_truncated_entries_are_deleted_and_recompiled_never_loaded() {
         .cubin;
     let pristine = fs::read(&path).unwrap();
 
-    let damage: [(&str, Box<dyn Fn(&mut Vec<u8>)>); 5] = [
-        (
-            "flipped payload byte",
-            Box::new(|b| *b.last_mut().unwrap() ^= 0x40),
-        ),
-        ("truncated payload", Box::new(|b| b.truncate(b.len() - 3))),
-        ("truncated header", Box::new(|b| b.truncate(20))),
-        ("bad magic", Box::new(|b| b[0] = b'X')),
-        ("empty file", Box::new(|b| b.clear())),
+    type Damage = fn(&mut Vec<u8>);
+    let damage: [(&str, Damage); 5] = [
+        ("flipped payload byte", |b| *b.last_mut().unwrap() ^= 0x40),
+        ("truncated payload", |b| b.truncate(b.len() - 3)),
+        ("truncated header", |b| b.truncate(20)),
+        ("bad magic", |b| b[0] = b'X'),
+        ("empty file", |b| b.clear()),
     ];
     for (what, corrupt) in damage {
         let mut bytes = pristine.clone();

@@ -495,7 +495,8 @@ fn nan_and_bad_lengths_are_reported() {
     };
     let k = 512usize;
     let mut case = make_case("gauss", 3, 8, 50_000, 50_000, k);
-    case.data[3 * case.pitch + 777] = f32::NAN;
+    // Row 3 has length K (never read: its output does not depend on values); row 6 is long.
+    case.data[6 * case.pitch + 777] = f32::NAN;
     let m = ScoreMatrix {
         data: &case.data,
         rows: 8,
@@ -507,14 +508,14 @@ fn nan_and_bad_lengths_are_reported() {
         CudaSelector::new(&gpu, PlanRequest::new(k as u32, 8, case.width as u32)).unwrap();
     let mut out = vec![0; 8 * k];
     match sel.select_host(&m, &mut out, k, false) {
-        Err(Error::NaN { row, col }) => assert_eq!((row, col), (3, 777)),
+        Err(Error::NaN { row, col }) => assert_eq!((row, col), (6, 777)),
         other => panic!("expected a NaN error, got {other:?}"),
     }
     // A bad length on the device raises the status bit (the host API rejects it earlier).
     let plan = Plan::new(&gpu, PlanRequest::new(k as u32, 8, case.width as u32)).unwrap();
     let stream = gpu.stream();
     let mut ws = Workspace::new(&plan, stream).unwrap();
-    case.data[3 * case.pitch + 777] = 0.5;
+    case.data[6 * case.pitch + 777] = 0.5;
     let mut lengths = case.lengths.clone();
     lengths[2] = case.width as i32 + 5;
     let (d_s, d_l, d_r) = (
@@ -544,4 +545,24 @@ fn nan_and_bad_lengths_are_reported() {
         status::BAD_LENGTH
     );
     let _ = d_o.len();
+}
+
+#[test]
+fn device_generator_reproduces_the_cpu_generator_bit_for_bit() {
+    use topk_runtime::cuda::bench::DeviceMatrix;
+    use topk_runtime::data::{generate, Profile};
+    let Some(gpu) = gpu_or_skip("device_generator_reproduces_the_cpu_generator_bit_for_bit") else { return };
+    let (rows, width, pitch) = (37usize, 9_001usize, 9_003usize);
+    let lengths: Vec<i32> = (0..rows).map(|r| (r * 250 % (width + 1)) as i32).collect();
+    for profile in Profile::ALL {
+        let host = generate(profile, 42, 2048, 0, &lengths, width, pitch).unwrap();
+        let dev = DeviceMatrix::generate(&gpu, profile.code(), 42, 2048, &lengths, width, pitch).unwrap();
+        let back = gpu.stream().clone_dtoh(&dev.scores).unwrap();
+        for r in 0..rows {
+            for c in 0..width {
+                let (a, b) = (host[r * pitch + c], back[r * pitch + c]);
+                assert_eq!(a.to_bits(), b.to_bits(), "{profile:?} row {r} col {c}: cpu {a} gpu {b}");
+            }
+        }
+    }
 }

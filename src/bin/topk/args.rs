@@ -3,6 +3,7 @@
 use crate::error::CliError;
 use clap::{Args, ValueEnum};
 use topk_dsl::{Spec, MAX_K, PRESETS};
+use topk_runtime::data::Profile;
 
 /// Parse `--k`: a whole number in `1..=MAX_K`.
 pub fn parse_k(text: &str) -> Result<usize, String> {
@@ -47,7 +48,8 @@ impl BackendChoice {
 pub struct SpecChoice {
     /// Selector spec in canonical text form, e.g.
     /// `map=persistent,propose=sampled(stride=64,rho=1.5)`; omitted fields keep their defaults
-    /// [default: the persistent stride-128 policy with rescue]
+    /// [default: on the GPU the planner picks per shape; on the CPU the persistent stride-128
+    /// policy with rescue]
     #[arg(long, value_name = "TEXT")]
     pub spec: Option<String>,
     /// A named preset instead of --spec (list them with `topk spec --list`); K comes from --k
@@ -77,6 +79,14 @@ impl SpecChoice {
         spec.validate()?;
         Ok(Some(spec))
     }
+}
+
+/// The data profile called `name`, or an error listing the profiles.
+pub fn parse_profile(name: &str) -> Result<Profile, CliError> {
+    name.parse::<Profile>().map_err(|e| match e {
+        topk_runtime::Error::Input(why) => CliError::Usage(format!("--profile: {why}")),
+        e => CliError::Runtime(e),
+    })
 }
 
 /// The spec of preset `name`, or an error listing the presets.
@@ -135,7 +145,9 @@ mod tests {
     fn only_a_top_level_k_field_counts() {
         assert!(names_k("k=64"));
         assert!(names_k("map=persistent, k = 64"));
-        assert!(!names_k("map=persistent,propose=sampled(stride=128,rho=1.5)"));
+        assert!(!names_k(
+            "map=persistent,propose=sampled(stride=128,rho=1.5)"
+        ));
         assert!(!names_k(""));
         assert!(!names_k("kk=3"));
     }

@@ -37,7 +37,7 @@ pub fn run(a: CodegenArgs) -> CmdResult {
         (Some(text), _) => Spec::parse(text)?,
         (None, Some(name)) => lookup_preset(name)?,
         (None, None) => {
-            report::line("GENERATOR_PENDING");
+            report::line(topk_codegen::generator::generator_source());
             return Ok(ExitCode::SUCCESS);
         }
     };

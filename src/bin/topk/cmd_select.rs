@@ -51,13 +51,13 @@ pub fn run(a: SelectArgs) -> CmdResult {
     let spec = a.spec.resolve(a.k)?;
     inputs::check_output_path("--out", &a.out)?;
     let chosen = backend::resolve(a.backend.as_str())?;
+    let problem = inputs::load(&a.scores, a.tensor.as_deref(), a.lengths.as_deref())?;
     if a.backend == BackendChoice::Auto {
         match &chosen.fallback_reason {
             Some(why) => eprintln!("backend: {} ({why})", chosen.backend),
             None => eprintln!("backend: {}", chosen.backend),
         }
     }
-    let problem = inputs::load(&a.scores, a.tensor.as_deref(), a.lengths.as_deref())?;
     let (rows, width) = (problem.scores.rows, problem.scores.width);
     let mut out = vec![-1i32; rows * a.k];
     let bar = progress::spinner("selecting");
@@ -70,7 +70,7 @@ pub fn run(a: SelectArgs) -> CmdResult {
         a.k,
     );
     bar.finish_and_clear();
-    let selection = selected?;
+    let selection = selected.map_err(inputs::locate_in(&a.scores))?;
     topk::io::npy::write(&a.out, &[rows, a.k], &out).map_err(CliError::Output)?;
     report::line(format_args!(
         "selected k={} of {rows} rows x {width} on {} in {}{} ({:.2} GB/s of valid scores); routes: {} -> {}",

@@ -40,8 +40,7 @@ pub struct VerifyArgs {
 }
 
 pub fn run(a: VerifyArgs) -> CmdResult {
-    let indices =
-        topk::io::read_indices(&a.indices, None).map_err(CliError::input("--indices"))?;
+    let indices = topk::io::read_indices(&a.indices, None).map_err(CliError::input("--indices"))?;
     let problem = inputs::load(&a.scores, a.tensor.as_deref(), a.lengths.as_deref())?;
     if indices.rows != problem.scores.rows {
         return Err(CliError::Usage(format!(
@@ -62,7 +61,7 @@ pub fn run(a: VerifyArgs) -> CmdResult {
     let bar = progress::spinner("verifying");
     let verified = topk_runtime::cpu::verify(&problem.matrix(), a.k, &indices.data, a.k);
     bar.finish_and_clear();
-    let verdict = verified?;
+    let verdict = verified.map_err(inputs::locate_in(&a.scores))?;
     if verdict.is_exact() {
         report::line(format_args!(
             "exact: all {} rows satisfy the Top-K contract at k={}",

@@ -6,10 +6,7 @@ use topk::io::IoError;
 pub enum CliError {
     /// An input file that cannot be used; `flag` names the option it came from.
     #[error("{flag}: {source}")]
-    Input {
-        flag: &'static str,
-        source: IoError,
-    },
+    Input { flag: &'static str, source: IoError },
     /// An output file that cannot be written.
     #[error("{0}")]
     Output(IoError),

@@ -4,7 +4,8 @@
 use crate::error::CliError;
 use crate::progress;
 use std::path::Path;
-use topk::io::{self, ArrayFile, Scores};
+use topk::io::{self, ArrayFile, IoError, Scores};
+use topk_runtime::data::Profile;
 use topk_runtime::ScoreMatrix;
 
 /// Scores and one valid length per row, checked against each other.
@@ -38,7 +39,10 @@ pub fn load(
     tensor: Option<&str>,
     lengths: Option<&Path>,
 ) -> Result<Problem, CliError> {
-    let file = ArrayFile::open(scores, tensor, Some("scores")).map_err(CliError::input("--scores"))?;
+    let file = ArrayFile::open(scores, tensor, Some("scores")).map_err(|e| match e {
+        IoError::TensorAmbiguous { .. } => CliError::Usage(format!("--scores: {e} with --tensor")),
+        e => CliError::input("--scores")(e),
+    })?;
     file.expect_rank(2, " of scores, one row per query")
         .map_err(CliError::input("--scores"))?;
     if file.element_type() != Some(io::ElementType::F32) {
@@ -128,4 +132,84 @@ pub fn check_output_path(flag: &str, path: &Path) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// Generate `profile` rows with `lengths` (every row `width` wide, `-inf` past its length),
+/// a slice of rows at a time so a progress bar can follow.
+pub fn generate(
+    profile: Profile,
+    seed: u64,
+    k: usize,
+    lengths: &[i32],
+    width: usize,
+) -> Result<Vec<f32>, CliError> {
+    let rows = lengths.len();
+    let len = rows.checked_mul(width).ok_or_else(|| {
+        CliError::Usage(format!(
+            "{rows} rows x {width} columns do not fit in memory"
+        ))
+    })?;
+    let mut data = Vec::new();
+    data.try_reserve_exact(len).map_err(|_| {
+        CliError::Usage(format!(
+            "{rows} rows x {width} columns need {} of memory, more than is available; generate fewer rows",
+            crate::report::size(len as u64 * 4)
+        ))
+    })?;
+    data.resize(len, f32::NEG_INFINITY);
+    // About 4M scores per step: fine-grained enough for the bar, coarse enough for rayon.
+    let step = (4 << 20) / width.max(1) + 1;
+    let bar = progress::rows(rows as u64, "generating");
+    for (i, chunk) in lengths.chunks(step).enumerate() {
+        let first = i * step;
+        let out = &mut data[first * width..(first + chunk.len()) * width];
+        topk_runtime::data::generate_into(
+            out,
+            profile,
+            seed,
+            k as u32,
+            first as u64,
+            chunk,
+            width,
+            width,
+        )?;
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(data)
+}
+
+/// Valid lengths of generated rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LengthsKind {
+    /// The terminal causal window ending at the width: row r has length width - rows + r + 1
+    Causal,
+    /// Every row full width
+    Full,
+}
+
+impl LengthsKind {
+    pub fn lengths(self, rows: usize, width: usize) -> Result<Vec<i32>, CliError> {
+        if width > i32::MAX as usize {
+            return Err(CliError::Usage(format!(
+                "--width {width} is beyond the int32 index range; use at most {}",
+                i32::MAX
+            )));
+        }
+        Ok(match self {
+            LengthsKind::Causal => topk_runtime::data::shapes::causal_window(rows, width),
+            LengthsKind::Full => vec![width as i32; rows],
+        })
+    }
+}
+
+/// Name the score file in errors about its contents (a NaN, say), which the selector reports
+/// by position only.
+pub fn locate_in(path: &Path) -> impl FnOnce(topk_runtime::Error) -> CliError + '_ {
+    move |e| match e {
+        topk_runtime::Error::NaN { .. } => {
+            CliError::Usage(format!("--scores: `{}`: {e}", path.display()))
+        }
+        e => CliError::Runtime(e),
+    }
 }

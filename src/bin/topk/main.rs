@@ -26,7 +26,9 @@ use std::process::ExitCode;
 /// the CPU with the same algorithm.
 #[derive(Parser)]
 #[command(name = "topk", version, propagate_version = true)]
-#[command(after_help = "Start with `topk demo`. Every subcommand has its own --help with examples.")]
+#[command(
+    after_help = "Start with `topk demo`. Every subcommand has its own --help with examples."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -3,13 +3,12 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// A bar over `total` items of `unit` ("rows", "scores").
-pub fn items(total: u64, message: &str) -> ProgressBar {
-    let style = ProgressStyle::with_template(
-        "{msg:>12} [{bar:32}] {human_pos}/{human_len} {per_sec} eta {eta}",
-    )
-    .expect("valid template")
-    .progress_chars("=> ");
+/// A bar over `total` rows.
+pub fn rows(total: u64, message: &str) -> ProgressBar {
+    let style =
+        ProgressStyle::with_template("{msg} [{wide_bar}] {human_pos}/{human_len} rows, eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> ");
     ProgressBar::new(total)
         .with_style(style)
         .with_message(message.to_string())
@@ -17,11 +16,9 @@ pub fn items(total: u64, message: &str) -> ProgressBar {
 
 /// A bar over `total` bytes.
 pub fn bytes(total: u64, message: &str) -> ProgressBar {
-    let style = ProgressStyle::with_template(
-        "{msg:>12} [{bar:32}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-    )
-    .expect("valid template")
-    .progress_chars("=> ");
+    let style = ProgressStyle::with_template("{msg} [{wide_bar}] {bytes}/{total_bytes}, eta {eta}")
+        .expect("valid template")
+        .progress_chars("=> ");
     ProgressBar::new(total)
         .with_style(style)
         .with_message(message.to_string())

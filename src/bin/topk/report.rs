@@ -40,7 +40,12 @@ pub fn routes(stats: &RouteStats) -> String {
 pub fn routes_json(stats: &RouteStats) -> serde_json::Value {
     Route::ALL
         .iter()
-        .map(|&r| (r.name().to_string(), serde_json::Value::from(stats.count(r))))
+        .map(|&r| {
+            (
+                r.name().to_string(),
+                serde_json::Value::from(stats.count(r)),
+            )
+        })
         .collect::<serde_json::Map<_, _>>()
         .into()
 }
@@ -81,27 +86,9 @@ pub fn size(bytes: u64) -> String {
     }
 }
 
-/// Median of a non-empty sample.
-pub fn median(times: &mut [Duration]) -> Duration {
-    times.sort_unstable();
-    let n = times.len();
-    if n % 2 == 1 {
-        times[n / 2]
-    } else {
-        (times[n / 2 - 1] + times[n / 2]) / 2
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn median_of_odd_and_even_samples() {
-        let ms = Duration::from_millis;
-        assert_eq!(median(&mut [ms(5), ms(1), ms(3)]), ms(3));
-        assert_eq!(median(&mut [ms(4), ms(1), ms(3), ms(2)]), Duration::from_micros(2500));
-    }
 
     #[test]
     fn routes_lists_only_taken_routes_in_order() {

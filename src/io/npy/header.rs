@@ -32,7 +32,9 @@ pub(crate) fn prefix_len(version_major: u8) -> Result<usize, String> {
     match version_major {
         1 => Ok(10),
         2 | 3 => Ok(12),
-        v => Err(format!("unsupported format version {v}.x; versions 1 to 3 are read")),
+        v => Err(format!(
+            "unsupported format version {v}.x; versions 1 to 3 are read"
+        )),
     }
 }
 
@@ -71,7 +73,9 @@ pub fn parse(bytes: &[u8]) -> Result<Header, String> {
         Literal::Tuple(items) => items
             .iter()
             .map(|d| match d {
-                Literal::Int(n) => usize::try_from(*n).map_err(|_| "a dimension is too large".to_string()),
+                Literal::Int(n) => {
+                    usize::try_from(*n).map_err(|_| "a dimension is too large".to_string())
+                }
                 _ => Err("'shape' holds a value that is not an integer".to_string()),
             })
             .collect::<Result<Vec<_>, _>>()?,
@@ -152,7 +156,11 @@ fn numpy_type_name(kind: char, size: usize) -> Option<String> {
 pub fn encode(descr: &str, shape: &[usize]) -> Vec<u8> {
     let dims = match shape {
         [one] => format!("{one},"),
-        _ => shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+        _ => shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
     };
     let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}");
     let padded = |prefix: usize| (prefix + dict.len() + 1).div_ceil(64) * 64;
@@ -284,7 +292,12 @@ impl Parser<'_> {
             match self.peek() {
                 Some(b',') => self.i += 1,
                 Some(c) if c == close => {}
-                _ => return Err(format!("expected ',' or '{}' at byte {}", close as char, self.i)),
+                _ => {
+                    return Err(format!(
+                        "expected ',' or '{}' at byte {}",
+                        close as char, self.i
+                    ))
+                }
             }
         }
     }
@@ -383,7 +396,10 @@ mod tests {
         assert_eq!(parse_descr("<f8").unwrap(), Descr::Other("float64".into()));
         assert_eq!(parse_descr("|u1").unwrap(), Descr::Other("uint8".into()));
         #[cfg(target_endian = "little")]
-        assert_eq!(parse_descr("=i4").unwrap(), Descr::Supported(ElementType::I32));
+        assert_eq!(
+            parse_descr("=i4").unwrap(),
+            Descr::Supported(ElementType::I32)
+        );
     }
 
     #[test]

@@ -26,7 +26,9 @@ pub(crate) fn open(path: &Path, mut file: File) -> Result<ArrayFile> {
     let got = read_up_to(&mut file, &mut prefix).map_err(read_err)?;
     let total = header::header_len(&prefix[..got]).map_err(corrupt)?;
     if total > MAX_HEADER {
-        return Err(corrupt(format!("a header of {total} bytes is implausibly long")));
+        return Err(corrupt(format!(
+            "a header of {total} bytes is implausibly long"
+        )));
     }
     let mut bytes = vec![0u8; total];
     let got = {

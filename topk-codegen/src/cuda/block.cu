@@ -7,6 +7,29 @@
 #define SCRATCH_F1 35
 #define SCRATCH_WORDS 40
 
+// Shared-memory layout of one CTA, at fixed offsets from the dynamic shared base so that no
+// register holds a shared pointer: the reused histogram, block scratch, counters, and two
+// ping-pong frontiers of CAP (key, index) pairs each.
+extern __shared__ __align__(16) int smem_words[];
+#define COUNTERS_AT (HIST_BINS + SCRATCH_WORDS)
+#define FRONTIER_AT (COUNTERS_AT + 8)
+__device__ __forceinline__ int* s_hist() { return smem_words; }
+__device__ __forceinline__ int* s_scratch() { return smem_words + HIST_BINS; }
+__device__ __forceinline__ int* s_counter(int which) { return smem_words + COUNTERS_AT + which; }
+// The second frontier shares its region with the bulk-copy stages: stages are only in use
+// during complete-row passes, the second frontier only during refinement.
+#define REGION1_AT (FRONTIER_AT + 2 * CAP)
+#define REGION1_WORDS (2 * CAP > PIPE_STAGES * PIPE_CHUNK ? 2 * CAP : PIPE_STAGES * PIPE_CHUNK)
+#define BARRIERS_AT (REGION1_AT + REGION1_WORDS)
+__device__ __forceinline__ u32* s_keys(int buf) { return reinterpret_cast<u32*>(smem_words + (buf ? REGION1_AT : FRONTIER_AT)); }
+__device__ __forceinline__ int* s_idx(int buf) { return smem_words + (buf ? REGION1_AT : FRONTIER_AT) + CAP; }
+__device__ __forceinline__ float* s_stage(int stage) { return reinterpret_cast<float*>(smem_words + REGION1_AT + stage * PIPE_CHUNK); }
+__device__ __forceinline__ u64* s_barrier(int stage) { return reinterpret_cast<u64*>(smem_words + BARRIERS_AT) + stage; }
+#define C_COUNT 0       // items in the current frontier
+#define C_NEXT 1        // items appended to the next frontier
+#define C_OUT 2         // committed output slots
+#define C_TIES 3        // boundary ties taken at the last digit
+
 struct Boundary {
   int bin;     // first bin whose inclusive prefix reaches the target; NB when none does
   int before;  // inclusive prefix of the bin before it
@@ -15,7 +38,9 @@ struct Boundary {
 // Boundary bin of a shared histogram (eq. 15, eq. 23): min{b : H(b) >= target}.
 // Every thread calls; returns the same value everywhere; leaves `hist` unread afterwards.
 template <int NB>
-__device__ Boundary find_boundary(const int* hist, int target, int* scratch) {
+__device__ Boundary find_boundary(int target) {
+  const int* hist = s_hist();
+  int* scratch = s_scratch();
   constexpr int PER = (NB + THREADS - 1) / THREADS;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   int local[PER];
@@ -65,26 +90,29 @@ __device__ Boundary find_boundary(const int* hist, int target, int* scratch) {
   return r;
 }
 
-__device__ __forceinline__ void clear_shared(int* p, int n) {
+__device__ __forceinline__ void clear_hist(int n) {
+  int* p = s_hist();
   for (int i = threadIdx.x; i < n; i += THREADS) p[i] = 0;
 }
 
-// One frontier buffer: CAP (key, index) pairs in shared memory, continued in a global spill slice.
-struct Frontier {
-  u32* skey;
-  int* sidx;
-  u32* gkey;
-  int* gidx;
-};
-
-__device__ __forceinline__ void frontier_store(const Frontier& f, int pos, u32 key, int idx, int spill_cap) {
-  if (pos < CAP) { f.skey[pos] = key; f.sidx[pos] = idx; }
-  else if (pos - CAP < spill_cap) { f.gkey[pos - CAP] = key; f.gidx[pos - CAP] = idx; }
+// A frontier buffer continues past CAP in the worker's global spill slice:
+// [keys0 | idx0 | keys1 | idx1], spill_cap words each.
+__device__ __forceinline__ void frontier_store(int* spill, int spill_cap, int buf, int pos, u32 key, int idx) {
+  if (pos < CAP) { s_keys(buf)[pos] = key; s_idx(buf)[pos] = idx; }
+  else if (pos - CAP < spill_cap) {
+    int* g = spill + (long long)buf * 2 * spill_cap + (pos - CAP);
+    g[0] = (int)key;
+    g[spill_cap] = idx;
+  }
 }
 
-__device__ __forceinline__ void frontier_load(const Frontier& f, int pos, u32& key, int& idx) {
-  if (pos < CAP) { key = f.skey[pos]; idx = f.sidx[pos]; }
-  else { key = f.gkey[pos - CAP]; idx = f.gidx[pos - CAP]; }
+__device__ __forceinline__ void frontier_load(const int* spill, int spill_cap, int buf, int pos, u32& key, int& idx) {
+  if (pos < CAP) { key = s_keys(buf)[pos]; idx = s_idx(buf)[pos]; }
+  else {
+    const int* g = spill + (long long)buf * 2 * spill_cap + (pos - CAP);
+    key = (u32)g[0];
+    idx = g[spill_cap];
+  }
 }
 
 // Reserve `take ? 1 : 0` slots of a shared counter with one atomic per warp; returns the slot.
@@ -101,18 +129,29 @@ __device__ __forceinline__ int warp_reserve(bool take, int* counter) {
 }
 
 // Append an admitted candidate and count its digit-`hist_digit` bin (fused, §5.3). Warp-uniform.
-__device__ __forceinline__ void append_candidate(bool take, u32 key, int idx, int* count,
-                                                 const Frontier& f, int spill_cap, int* hist,
-                                                 int hist_digit) {
-  int pos = warp_reserve(take, count);
+__device__ __forceinline__ void append_candidate(bool take, u32 key, int idx, int counter,
+                                                 int* spill, int spill_cap, int buf, int hist_digit) {
+  int pos = warp_reserve(take, s_counter(counter));
   if (take) {
-    frontier_store(f, pos, key, idx, spill_cap);
-    atomicAdd(&hist[digit_of(key, hist_digit)], 1);
+    frontier_store(spill, spill_cap, buf, pos, key, idx);
+    atomicAdd(&s_hist()[digit_of(key, hist_digit)], 1);
   }
 }
 
+// Per-thread variants for the streaming passes, where admitted scores are rare: no warp
+// collective, so the common path per score is one compare and a branch.
+__device__ __forceinline__ void append_one(u32 key, int idx, int* spill, int spill_cap) {
+  const int pos = atomicAdd(s_counter(C_COUNT), 1);
+  frontier_store(spill, spill_cap, 0, pos, key, idx);
+  atomicAdd(&s_hist()[digit_of(key, 0)], 1);
+}
+
+__device__ __forceinline__ void commit_one(int idx, int* out_row) {
+  out_row[atomicAdd(s_counter(C_OUT), 1)] = idx;
+}
+
 // Commit an index to the row's output; `limit` caps the slots (tie fill). Warp-uniform.
-__device__ __forceinline__ void emit_output(bool take, int idx, int* out_count, int* out_row, int limit) {
-  int pos = warp_reserve(take, out_count);
+__device__ __forceinline__ void emit_output(bool take, int idx, int* out_row, int limit) {
+  int pos = warp_reserve(take, s_counter(C_OUT));
   if (take && pos < limit) out_row[pos] = idx;
 }

@@ -6,14 +6,17 @@
 template <class Src>
 __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
   bool nan = false;
-  src.for_each([&](float x, int i, bool v) {
-    nan |= v && (x != x);
-    const bool take = v && x >= lo && !(x >= hi);
-    append_candidate(take, take ? desc_key32(x) : 0u, i, c.count, c.cur, c.spill_cap, c.hist, 0);
+  int* spill = c.spill;
+  const int spill_cap = c.spill_cap;
+  src.for_each([&](float x, int i) {
+    if (!(x < lo)) {  // admitted, or NaN: the rare path
+      if (x != x) nan = true;
+      else if (!(x >= hi)) append_one(desc_key32(x), i, spill, spill_cap);
+    }
   });
   c.nan |= nan;
   __syncthreads();
-  const int n = *c.count;
+  const int n = *s_counter(C_COUNT);
   __syncthreads();
   return n;
 }
@@ -28,32 +31,35 @@ struct ExactBoundary {
 // a second pass commits the bins ahead of tau* and keeps the boundary bin as the frontier.
 template <class Src>
 __device__ ExactBoundary exact_coarse(const Src& src, RowCtx& c, int* __restrict__ out_row) {
-  clear_shared(c.hist, COARSE_BINS);
+  clear_hist(COARSE_BINS);
   __syncthreads();
   bool nan = false;
-  src.for_each([&](float x, int i, bool v) {
-    nan |= v && (x != x);
-    if (v) atomicAdd(&c.hist[coarse_bin(x)], 1);
+  src.for_each([&](float x, int i) {
+    nan |= x != x;
+    atomicAdd(&s_hist()[coarse_bin(x)], 1);
   });
   c.nan |= nan;
   __syncthreads();
-  const Boundary b = find_boundary<COARSE_BINS>(c.hist, K, c.scratch);
+  const Boundary b = find_boundary<COARSE_BINS>(K);
   if (threadIdx.x == 0) {
-    c.scratch[SCRATCH_F0] = __float_as_int(coarse_endpoint((u32)b.bin));
-    c.scratch[SCRATCH_F1] = __float_as_int(b.bin > 0 ? coarse_endpoint((u32)b.bin - 1u) : quiet_nan());
-    *c.count = 0;
+    s_scratch()[SCRATCH_F0] = __float_as_int(coarse_endpoint((u32)b.bin));
+    s_scratch()[SCRATCH_F1] = __float_as_int(b.bin > 0 ? coarse_endpoint((u32)b.bin - 1u) : quiet_nan());
+    *s_counter(C_COUNT) = 0;
   }
-  clear_shared(c.hist, HIST_BINS);
+  clear_hist(HIST_BINS);
   __syncthreads();
   ExactBoundary e;
-  e.lo = __int_as_float(c.scratch[SCRATCH_F0]);
-  e.hi = __int_as_float(c.scratch[SCRATCH_F1]);
+  e.lo = __int_as_float(s_scratch()[SCRATCH_F0]);
+  e.hi = __int_as_float(s_scratch()[SCRATCH_F1]);
   e.quota = K - b.before;
-  src.for_each([&](float x, int i, bool v) {
-    const bool commit = v && x >= e.hi;
-    emit_output(commit, i, c.out_count, out_row, K);
-    const bool take = v && x >= e.lo && !commit;
-    append_candidate(take, take ? desc_key32(x) : 0u, i, c.count, c.cur, c.spill_cap, c.hist, 0);
+  int* spill = c.spill;
+  const int spill_cap = c.spill_cap;
+  const float lo = e.lo, hi = e.hi;
+  src.for_each([&](float x, int i) {
+    if (x >= lo) {
+      if (x >= hi) commit_one(i, out_row);
+      else append_one(desc_key32(x), i, spill, spill_cap);
+    }
   });
   __syncthreads();
   return e;

@@ -12,43 +12,40 @@ __device__ __forceinline__ float load_cg(const float* p) {
   return v;
 }
 
-// Calls f(x, i, valid) for every position i of row[0, L). Every thread of the CTA makes the same
-// number of calls (invalid slots have valid == false), so f may use warp collectives. Up to three
-// leading elements are peeled so the body runs on 16-byte aligned float4 loads whatever the pitch
-// or base alignment; the last partial vector is read as scalars.
+// Calls f(x, i) for every position i of row[0, L), in no particular order; threads make
+// different numbers of calls, so f must not use warp collectives. Up to three leading elements
+// are peeled so the body runs on 16-byte aligned float4 loads whatever the pitch or base
+// alignment; the last partial vector is read as scalars. UNROLL vectors are in flight per thread.
 template <class F>
 __device__ __forceinline__ void stream_row(const float* __restrict__ row, int L, F&& f) {
   const int tid = threadIdx.x;
   int head = (int)(((16u - ((u32)(u64)row & 15u)) & 15u) >> 2);
   if (head > L) head = L;
-  {
-    bool v = tid < head;
-    f(v ? load_cg(row + tid) : 0.0f, tid, v);
-  }
+  if (tid < head) f(load_cg(row + tid), tid);
   const float4* body = reinterpret_cast<const float4*>(row + head);
   const int nvec = (L - head) >> 2;
-  for (int base = 0; base < nvec; base += THREADS * UNROLL) {
+  int j = tid;
+  for (; j + (UNROLL - 1) * THREADS < nvec; j += UNROLL * THREADS) {
     float4 v[UNROLL];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      int j = base + u * THREADS + tid;
-      if (j < nvec) v[u] = load_cg4(body + j);
-      else { v[u].x = 0.0f; v[u].y = 0.0f; v[u].z = 0.0f; v[u].w = 0.0f; }
-    }
+    for (int u = 0; u < UNROLL; ++u) v[u] = load_cg4(body + j + u * THREADS);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
-      int j = base + u * THREADS + tid;
-      bool ok = j < nvec;
-      int i = head + 4 * j;
-      f(v[u].x, i, ok);
-      f(v[u].y, i + 1, ok);
-      f(v[u].z, i + 2, ok);
-      f(v[u].w, i + 3, ok);
+      const int i = head + 4 * (j + u * THREADS);
+      f(v[u].x, i);
+      f(v[u].y, i + 1);
+      f(v[u].z, i + 2);
+      f(v[u].w, i + 3);
     }
   }
-  const int done = head + 4 * nvec;
-  {
-    bool v = done + tid < L;
-    f(v ? load_cg(row + done + tid) : 0.0f, done + tid, v);
+  for (; j < nvec; j += THREADS) {
+    const float4 v = load_cg4(body + j);
+    const int i = head + 4 * j;
+    f(v.x, i);
+    f(v.y, i + 1);
+    f(v.z, i + 2);
+    f(v.w, i + 3);
   }
+  const int done = head + 4 * nvec;
+  if (done + tid < L) f(load_cg(row + done + tid), done + tid);
 }

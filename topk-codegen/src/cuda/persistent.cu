@@ -7,9 +7,9 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
       const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
       long long out_pitch, int* __restrict__ spill, int spill_cap, u32* __restrict__ control,
       int* __restrict__ row_info) {
-  extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int next_row;
-  RowCtx c = SharedLayout::carve(smem, spill + (long long)blockIdx.x * 4 * spill_cap, spill_cap);
+  RowCtx c = make_ctx(spill, spill_cap);
+  pipeline_init();
   int m = *live_rows;
   if (m > m_cap || m < 0) {
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
@@ -21,6 +21,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     GlobalRow src;
     src.p = row_ptr;
     src.L = L;
+    src.seq = &c.seq;
     int q0 = 0;
     const int phase = SAMPLED ? (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1)) : 0;
     const int route = select_row(src, row_ptr, L, phase, out + (long long)row * out_pitch, c, q0);

@@ -1,6 +1,6 @@
 // ---- Phase 3 (paper §4.4, §5.4): frontier-only radix refinement with commit / retain. ----
 
-// On entry the frontier holds *c.count candidates (all scores in [lo, hi)), `c.hist` holds their
+// On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)), the histogram holds their
 // digit-0 histogram, and `quota` slots remain. Each digit commits the groups strictly ahead of the
 // boundary digit and retains only the boundary group, in the other ping-pong buffer. A frontier
 // larger than shared + spill capacity was counted but not stored: it is then re-read from the
@@ -8,36 +8,36 @@
 template <class Src>
 __device__ void refine_frontier(const Src& src, float lo, float hi, int quota, RowCtx& c,
                                 int* __restrict__ out_row) {
-  int n = *c.count;
+  int n = *s_counter(C_COUNT);
   const bool rescan = n > CAP + c.spill_cap;
   u32 prefix = 0u;
-  Frontier cur = c.cur, next = c.next;
+  int cur = 0;  // ping-pong buffer holding the current frontier
 #pragma unroll
   for (int j = 0; j < NUM_DIGITS; ++j) {
-    const Boundary b = find_boundary<HIST_BINS>(c.hist, quota, c.scratch);
+    const Boundary b = find_boundary<HIST_BINS>(quota);
     if (b.bin >= (1 << digit_width(j))) break;  // only reachable with NaN input (reported)
-    clear_shared(c.hist, HIST_BINS);
-    if (threadIdx.x == 0) { *c.next_count = 0; *c.tie_count = 0; }
+    clear_hist(HIST_BINS);
+    if (threadIdx.x == 0) { *s_counter(C_NEXT) = 0; *s_counter(C_TIES) = 0; }
     __syncthreads();
     const bool last = j == NUM_DIGITS - 1;
     const u32 bin = (u32)b.bin;
     const int ties = quota - b.before;  // boundary-group items still needed
     auto classify = [&](u32 key, int idx, bool v) {
       const u32 d = digit_of(key, j);
-      emit_output(v && d < bin, idx, c.out_count, out_row, K);
+      emit_output(v && d < bin, idx, out_row, K);
       const bool keep = v && d == bin;
       if (last) {
         // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
-        const int pos = warp_reserve(keep, c.tie_count);
+        const int pos = warp_reserve(keep, s_counter(C_TIES));
         if (keep && pos < ties) out_row[K - ties + pos] = idx;
       } else if (rescan) {
-        if (keep) atomicAdd(&c.hist[digit_of(key, j + 1)], 1);
+        if (keep) atomicAdd(&s_hist()[digit_of(key, j + 1)], 1);
       } else {
-        append_candidate(keep, key, idx, c.next_count, next, c.spill_cap, c.hist, j + 1);
+        append_candidate(keep, key, idx, C_NEXT, c.spill, c.spill_cap, cur ^ 1, j + 1);
       }
     };
     if (rescan) {
-      src.for_each([&](float x, int i, bool v) {
+      src.for_each_uniform([&](float x, int i, bool v) {
         const u32 key = desc_key32(x);
         const bool in = v && x >= lo && !(x >= hi) && (j == 0 || (key >> digit_shift(j - 1)) == prefix);
         classify(key, i, in);
@@ -48,17 +48,15 @@ __device__ void refine_frontier(const Src& src, float lo, float hi, int quota, R
         const bool v = p < n;
         u32 key = 0u;
         int idx = 0;
-        if (v) frontier_load(cur, p, key, idx);
+        if (v) frontier_load(c.spill, c.spill_cap, cur, p, key, idx);
         classify(key, idx, v);
       }
     }
     __syncthreads();
     prefix = j == 0 ? bin : ((prefix << digit_width(j)) | bin);
     quota = ties;
-    n = *c.next_count;
-    const Frontier t = cur;
-    cur = next;
-    next = t;
+    n = *s_counter(C_NEXT);
+    cur ^= 1;
     __syncthreads();
   }
 }

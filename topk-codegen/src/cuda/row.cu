@@ -9,23 +9,26 @@
 #define STATUS_BAD_LENGTH 2u
 #define STATUS_BAD_ROWS 4u
 
-// CTA-owned state of the row in flight: the reused histogram (§5.2-5.4), block scratch, the two
-// ping-pong frontiers and their global spill slices, and shared counters.
+// Per-thread view of the CTA's row state; the rest lives at fixed shared offsets (block.cu).
 struct RowCtx {
-  int* hist;          // HIST_BINS bins, reused: sample -> leading digit -> next digits
-  int* scratch;       // SCRATCH_WORDS words
-  int* count;         // items in the current frontier
-  int* next_count;    // items appended to the next frontier
-  int* out_count;     // committed output slots
-  int* tie_count;     // boundary ties taken at the last digit
-  Frontier cur, next;
-  int spill_cap;
-  bool nan;           // this thread saw a NaN
+  int* spill;     // this worker's global frontier continuation
+  int spill_cap;  // pairs per spill buffer
+  bool nan;       // this thread saw a NaN
+  u32 seq;        // bulk-copy chunks issued by this CTA so far (uniform)
 };
 
 // A row streamed from global memory.
 struct GlobalRow {
   const float* p;
   int L;
-  template <class F> __device__ __forceinline__ void for_each(F&& f) const { stream_row(p, L, f); }
+  u32* seq;
+  template <class F> __device__ __forceinline__ void for_each(F&& f) const { stream_row_bulk(p, L, *seq, f); }
+  // Warp-uniform scalar walk (every thread the same number of calls, valid flag per slot).
+  template <class F> __device__ __forceinline__ void for_each_uniform(F&& f) const {
+    for (int base = 0; base < L; base += THREADS) {
+      const int i = base + threadIdx.x;
+      const bool v = i < L;
+      f(v ? load_cg(p + i) : 0.0f, i, v);
+    }
+  }
 };

@@ -16,6 +16,13 @@ struct RegisterRow {
 #pragma unroll
     for (int it = 0; it < REG_ITEMS; ++it) {
       const int i = it * THREADS + threadIdx.x;
+      if (i < L) f(v[it], i);
+    }
+  }
+  template <class F> __device__ __forceinline__ void for_each_uniform(F&& f) const {
+#pragma unroll
+    for (int it = 0; it < REG_ITEMS; ++it) {
+      const int i = it * THREADS + threadIdx.x;
       f(v[it], i, i < L);
     }
   }
@@ -26,14 +33,14 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
       const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
       long long out_pitch, int* __restrict__ spill, int spill_cap, u32* __restrict__ control,
       int* __restrict__ row_info) {
-  extern __shared__ __align__(16) unsigned char smem[];
   int m = *live_rows;
   if (m > m_cap || m < 0) {
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
     m = m < 0 ? 0 : m_cap;
   }
+  RowCtx c = make_ctx(spill, spill_cap);
+  pipeline_init();
   for (int row = blockIdx.x; row < m; row += gridDim.x) {
-    RowCtx c = SharedLayout::carve(smem, spill + (long long)blockIdx.x * 4 * spill_cap, spill_cap);
     int L = checked_length(lengths, row, width, control);
     const float* row_ptr = scores + (long long)row * pitch;
     int q0 = 0;

@@ -10,15 +10,15 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
     for (int i = threadIdx.x; i < K; i += THREADS) out_row[i] = i < L ? i : -1;
     return ROUTE_SHORT;
   }
-  if (threadIdx.x == 0) { *c.count = 0; *c.out_count = 0; *c.tie_count = 0; }
+  if (threadIdx.x == 0) { *s_counter(C_COUNT) = 0; *s_counter(C_OUT) = 0; *s_counter(C_TIES) = 0; }
   __syncthreads();
   int route = ROUTE_DIRECT_EXACT;
   float lo = 0.0f, hi = quiet_nan();
   int quota = K;
   if (SAMPLED) {
-    const ProposalResult p = propose_boundary(row_ptr, L, phase, c);
+    const ProposalResult p = propose_boundary(row_ptr, L, phase);
     if (p.usable) {
-      clear_shared(c.hist, HIST_BINS);
+      clear_hist(HIST_BINS);
       __syncthreads();
       int admitted = collect_band(src, p.e0, quiet_nan(), c);
       lo = p.e0;
@@ -40,37 +40,19 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
     hi = e.hi;
     quota = e.quota;
   }
-  q0 = *c.count;
+  q0 = *s_counter(C_COUNT);
   refine_frontier(src, lo, hi, quota, c, out_row);
   return route;
 }
 
-// Shared-memory layout of one CTA (bytes): histogram, scratch, counters, two frontiers.
-struct SharedLayout {
-  __device__ static RowCtx carve(unsigned char* smem, int* spill, int spill_cap) {
-    RowCtx c;
-    int* words = reinterpret_cast<int*>(smem);
-    c.hist = words;
-    c.scratch = words + HIST_BINS;
-    int* counters = c.scratch + SCRATCH_WORDS;
-    c.count = counters;
-    c.next_count = counters + 1;
-    c.out_count = counters + 2;
-    c.tie_count = counters + 3;
-    u32* keys = reinterpret_cast<u32*>(counters + 8);
-    c.cur.skey = keys;
-    c.cur.sidx = reinterpret_cast<int*>(keys + CAP);
-    c.next.skey = keys + 2 * CAP;
-    c.next.sidx = reinterpret_cast<int*>(keys + 3 * CAP);
-    c.cur.gkey = reinterpret_cast<u32*>(spill);
-    c.cur.gidx = spill + spill_cap;
-    c.next.gkey = reinterpret_cast<u32*>(spill + 2 * spill_cap);
-    c.next.gidx = spill + 3 * spill_cap;
-    c.spill_cap = spill_cap;
-    c.nan = false;
-    return c;
-  }
-};
+__device__ __forceinline__ RowCtx make_ctx(int* spill, int spill_cap) {
+  RowCtx c;
+  c.spill = spill + (long long)blockIdx.x * 4 * spill_cap;
+  c.spill_cap = spill_cap;
+  c.nan = false;
+  c.seq = 0u;
+  return c;
+}
 
 // Reads and checks a row's valid length; reports a bad one and treats the row as empty.
 __device__ __forceinline__ int checked_length(const int* __restrict__ lengths, int row, int width,

@@ -201,7 +201,7 @@ fn proposal(
     if !sampled {
         return match params.into_iter().flatten().next() {
             Some(a) => Err(a.error(format!(
-                "`{}` applies to `propose = sampled` only; remove it or the `propose = exact`",
+                "`{}` applies to `propose = sampled` only; remove it, or remove `propose = exact`",
                 a.name()
             ))),
             None => Ok(Proposal::Exact),

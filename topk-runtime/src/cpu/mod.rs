@@ -12,6 +12,7 @@
 
 mod baseline;
 mod certify;
+mod coarse;
 mod exact_coarse;
 mod input;
 mod oracle;

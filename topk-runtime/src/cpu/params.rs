@@ -65,12 +65,8 @@ impl Params {
                     return Err(invalid("stride", "at least 1").into());
                 }
                 let rescue_rank = spec.rescue_rank();
-                // A nested boundary below the primary one needs the larger of the two ranks.
-                let min_view_len = spec
-                    .min_view_len()
-                    .unwrap_or(rank)
-                    .max(rank)
-                    .max(rescue_rank.unwrap_or(0));
+                // Validation keeps rescue > rho, so this is the larger of the two ranks.
+                let min_view_len = spec.min_view_len().unwrap_or(rank);
                 Some(Sampling {
                     stride: stride as usize,
                     rank,

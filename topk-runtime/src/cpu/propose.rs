@@ -1,9 +1,9 @@
 //! Phase 1 (paper §4.2): a coarse histogram of the row's stride view proposes the primary
 //! boundary tau0 and, when enabled, the nested rescue boundary tau1, as FP32 cutoffs.
 
+use super::coarse::{add_coarse_bins, BATCH};
 use super::params::{Params, Sampling};
-use super::scan::Cutoff;
-use crate::keys;
+use super::scan::{first_nan, Cutoff};
 
 /// The boundaries a usable view proposes.
 #[derive(Clone, Copy, Debug)]
@@ -13,7 +13,7 @@ pub(super) struct Proposal {
 }
 
 /// The proposal for row `row_index`, or `None` when its view `{i < L : i % s == a}` holds too few
-/// samples. `Err(col)` reports a NaN met in the view.
+/// samples. `Err(col)`: the view met a NaN; `col` is the row's first.
 pub(super) fn propose_boundary(
     params: &Params,
     sampling: &Sampling,
@@ -27,12 +27,22 @@ pub(super) fn propose_boundary(
         return Ok(None);
     }
     coarse_hist.fill(0);
-    for col in (phase..row.len()).step_by(sampling.stride) {
-        let x = row[col];
-        if x.is_nan() {
-            return Err(col);
+    // Gather a batch of samples first: the strided loads are independent, so their cache
+    // misses overlap, and the batch converts to FP16 in SIMD.
+    let mut samples = [0f32; BATCH];
+    let mut cols = (phase..row.len()).step_by(sampling.stride);
+    loop {
+        let mut n = 0;
+        for (sample, col) in samples.iter_mut().zip(&mut cols) {
+            *sample = row[col];
+            n += 1;
         }
-        coarse_hist[keys::coarse_bin(x, params.coarse_shift) as usize] += 1;
+        if n == 0 {
+            break;
+        }
+        if add_coarse_bins(&samples[..n], params.coarse_shift, coarse_hist).is_err() {
+            return Err(first_nan(row).unwrap_or(0)); // the row's first NaN, like every pass
+        }
     }
     let shift = params.coarse_shift;
     let primary = Cutoff::through_bin(first_bin_reaching(coarse_hist, sampling.rank), shift);

@@ -22,6 +22,7 @@ pub(super) struct Frontier {
     pub hist: Vec<u32>,
     next: Vec<Candidate>,
     next_hist: Vec<u32>,
+    committed: Vec<u32>,
 }
 
 impl Frontier {
@@ -57,30 +58,52 @@ impl Frontier {
                 break; // the whole frontier is selected: nothing left to resolve
             }
             let (boundary, ahead) = boundary_digit(&self.hist[..digit.bins()], quota);
-            let next_digit = digits.get(j + 1).copied();
-            if let Some(d) = next_digit {
-                self.next_hist[..d.bins()].fill(0);
-            }
-            self.next.clear();
-            for &c in &self.current {
-                let d = digit.of(c.key);
-                if d < boundary {
-                    out.push(c.index);
-                } else if d == boundary {
-                    self.next.push(c);
-                    if let Some(nd) = next_digit {
-                        self.next_hist[nd.of(c.key)] += 1;
-                    }
+            // After the last digit the next histogram is not used; width 0 counts into bin 0.
+            let next_digit = digits
+                .get(j + 1)
+                .copied()
+                .unwrap_or(Digit { shift: 0, width: 0 });
+            self.next_hist[..next_digit.bins()].fill(0);
+            if self.hist[boundary] as usize == self.current.len() {
+                // One group holds the whole frontier: Q_{j+1} = Q_j, only its histogram is new.
+                for c in &self.current {
+                    self.next_hist[next_digit.of(c.key)] += 1;
                 }
+            } else {
+                self.classify(digit, boundary, next_digit, out);
+                quota -= ahead;
             }
-            quota -= ahead;
-            std::mem::swap(&mut self.current, &mut self.next);
             std::mem::swap(&mut self.hist, &mut self.next_hist);
         }
         // Every entry left has the same FP32 key (or the frontier fits the quota): any will do.
         for c in self.current.iter().take(quota) {
             out.push(c.index);
         }
+    }
+
+    /// One round of eq. 24-25: commit the groups ahead of `boundary`, keep the boundary group
+    /// as the next frontier and count its `next` digit. Branch-free: every entry is written to
+    /// both destinations and the fill levels advance by the comparison results.
+    fn classify(&mut self, digit: Digit, boundary: usize, next: Digit, out: &mut OutRow) {
+        let n = self.current.len();
+        self.next.clear();
+        self.next.resize(n, Candidate { index: 0, key: 0 });
+        self.committed.clear();
+        self.committed.resize(n, 0);
+        let (mut kept, mut taken) = (0, 0);
+        for &c in &self.current {
+            let d = digit.of(c.key);
+            self.committed[taken] = c.index;
+            taken += (d < boundary) as usize;
+            self.next[kept] = c;
+            kept += (d == boundary) as usize;
+            self.next_hist[next.of(c.key)] += (d == boundary) as u32;
+        }
+        self.next.truncate(kept);
+        for &index in &self.committed[..taken] {
+            out.push(index);
+        }
+        std::mem::swap(&mut self.current, &mut self.next);
     }
 }
 

@@ -34,24 +34,25 @@ impl Cutoff {
 
 const LANES: usize = 16;
 /// Staged columns that trigger a drain; the buffer has `LANES` slots of slack beyond.
-const STAGE: usize = 2048;
+const STAGE: usize = 128;
 
-/// Column offsets of the set bits of every byte, padded with zeros.
-const SET_BITS: [[u8; 8]; 256] = {
-    let mut table = [[0u8; 8]; 256];
+/// Column offsets of the set bits of every byte, padded with zeros, and their count.
+const SET_BITS: ([[u32; 8]; 256], [u8; 256]) = {
+    let mut offsets = [[0u32; 8]; 256];
+    let mut counts = [0u8; 256];
     let mut byte = 0;
     while byte < 256 {
-        let (mut bit, mut n) = (0, 0);
+        let mut bit = 0;
         while bit < 8 {
             if byte & (1 << bit) != 0 {
-                table[byte][n] = bit as u8;
-                n += 1;
+                offsets[byte][counts[byte] as usize] = bit as u32;
+                counts[byte] += 1;
             }
             bit += 1;
         }
         byte += 1;
     }
-    table
+    (offsets, counts)
 };
 
 /// Reusable staging buffer of [`for_each_at_or_above`].
@@ -78,10 +79,7 @@ pub(super) fn for_each_at_or_above<E>(
     let mut filled = 0;
     let mut chunks = row.chunks_exact(LANES);
     for (n, chunk) in (&mut chunks).enumerate() {
-        let mut hits = 0u32;
-        for (j, &x) in chunk.iter().enumerate() {
-            hits |= ((!(x < t)) as u32) << j;
-        }
+        let hits = hits16(chunk.try_into().unwrap(), t);
         let base = (n * LANES) as u32;
         filled = append_set_bits(staged, filled, base, hits & 0xff);
         filled = append_set_bits(staged, filled, base + 8, hits >> 8);
@@ -93,11 +91,46 @@ pub(super) fn for_each_at_or_above<E>(
     drain(&staged[..filled])?;
     let tail = row.len() - chunks.remainder().len();
     for (j, &x) in chunks.remainder().iter().enumerate() {
-        if !(x < t) {
+        if reaches(x, t) {
             visit(tail + j, x)?;
         }
     }
     Ok(())
+}
+
+/// `!(x < t)`: at or above the threshold, or NaN (one `cmpnltps` lane).
+#[inline(always)]
+fn reaches(x: f32, t: f32) -> bool {
+    x >= t || x.is_nan()
+}
+
+/// Bit `j` set iff `!(chunk[j] < t)`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn hits16(chunk: &[f32; LANES], t: f32) -> u32 {
+    use std::arch::x86_64::{_mm_cmpnlt_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_ps};
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the four unaligned loads read exactly
+    // the sixteen floats of `chunk`.
+    unsafe {
+        let t = _mm_set1_ps(t);
+        let p = chunk.as_ptr();
+        let m0 = _mm_movemask_ps(_mm_cmpnlt_ps(_mm_loadu_ps(p), t));
+        let m1 = _mm_movemask_ps(_mm_cmpnlt_ps(_mm_loadu_ps(p.add(4)), t));
+        let m2 = _mm_movemask_ps(_mm_cmpnlt_ps(_mm_loadu_ps(p.add(8)), t));
+        let m3 = _mm_movemask_ps(_mm_cmpnlt_ps(_mm_loadu_ps(p.add(12)), t));
+        (m0 | m1 << 4 | m2 << 8 | m3 << 12) as u32
+    }
+}
+
+/// Bit `j` set iff `!(chunk[j] < t)`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn hits16(chunk: &[f32; LANES], t: f32) -> u32 {
+    let mut hits = 0u32;
+    for (j, &x) in chunk.iter().enumerate() {
+        hits |= (reaches(x, t) as u32) << j;
+    }
+    hits
 }
 
 /// Write the columns `base + bit` of the set bits of `byte` at `staged[filled..]` (always eight
@@ -105,11 +138,11 @@ pub(super) fn for_each_at_or_above<E>(
 #[inline(always)]
 fn append_set_bits(staged: &mut [u32], filled: usize, base: u32, byte: u32) -> usize {
     let slots: &mut [u32; 8] = (&mut staged[filled..filled + 8]).try_into().unwrap();
-    let offsets = &SET_BITS[byte as usize];
+    let (offsets, counts) = (&SET_BITS.0[byte as usize], SET_BITS.1[byte as usize]);
     for (slot, &offset) in slots.iter_mut().zip(offsets) {
-        *slot = base + offset as u32;
+        *slot = base + offset;
     }
-    filled + byte.count_ones() as usize
+    filled + counts as usize
 }
 
 /// Column of the first NaN in `row`, if any.

@@ -73,7 +73,7 @@ impl DeviceMatrix {
         let stream = gpu.stream();
         let rows = lengths.len();
         let source = topk_codegen::generator::generator_source();
-        let gen = gpu.load(&source, "topk_generate", 0)?;
+        let gen = gpu.load(&source, topk_codegen::generator::GENERATOR_ENTRY, 0)?;
         let len = if rows == 0 {
             1
         } else {

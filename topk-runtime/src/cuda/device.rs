@@ -112,7 +112,16 @@ impl Gpu {
         let probed = probe(ordinal)?;
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| driver_error(&format!("creating a context on device {ordinal}"), e))?;
-        let stream = ctx.default_stream();
+        // All work of this handle runs on one stream, so cudarc's cross-stream event tracking
+        // buys nothing and breaks graph capture (its event waits join the capture). Buffers
+        // allocated through this handle therefore carry no events.
+        // SAFETY: nothing was allocated in this context through cudarc yet, and every buffer the
+        // runtime allocates is used on `stream` alone; callers mixing streams order them.
+        unsafe { ctx.disable_event_tracking() };
+        // A stream of our own, not the legacy NULL stream: graphs can only be captured on it.
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| driver_error("creating a stream", e))?;
         let total_mem = ctx
             .total_mem()
             .map_err(|e| driver_error("cuDeviceTotalMem", e))?;
@@ -172,8 +181,8 @@ impl Gpu {
         &self.inner.ctx
     }
 
-    /// The context's default (legacy NULL) stream. Graph capture needs a stream of its own:
-    /// create one with `ctx().new_stream()`.
+    /// The stream every call of this handle runs on (a created stream, so it can be captured
+    /// into a CUDA graph).
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.inner.stream
     }

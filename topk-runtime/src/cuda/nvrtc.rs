@@ -2,7 +2,7 @@
 //!
 //! cudarc's safe NVRTC API stops at PTX; loading PTX would make the driver JIT it again on every
 //! process start. We take the CUBIN through `nvrtcGetCUBIN` instead, so a cached entry loads with
-//! no further compilation. The raw program handle lives in [`Program`], which destroys it on
+//! no further compilation. The raw program handle lives in `Program`, which destroys it on
 //! every path, including errors.
 //!
 //! NVRTC docs: <https://docs.nvidia.com/cuda/nvrtc/index.html>
@@ -205,7 +205,7 @@ pub fn compile(source: &str, entry_hint: &str, arch: &Arch) -> Result<Compiled> 
 }
 
 /// Compiles `source` with exactly `options` (which must select `arch`).
-pub(crate) fn compile_with_options(
+pub fn compile_with_options(
     source: &str,
     entry_hint: &str,
     arch: &Arch,

@@ -23,7 +23,7 @@ impl Rng {
     }
     /// Uniform in `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
     /// Roughly normal (sum of four uniforms, centred and scaled).
     pub fn gaussian(&mut self) -> f32 {

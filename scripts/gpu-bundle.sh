@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds everything a GPU machine without a Rust toolchain needs into .gpu/ (git-ignored):
+# the CLI, the benchmark example and the GPU test binaries. Run from the repository root, then
+# carry .gpu to the GPU machine and run e.g. `.gpu/gpu_exact` or `.gpu/05-operator-matrix`.
+set -euo pipefail
+cargo build --release --bins --example 05-operator-matrix
+mkdir -p .gpu
+cp target/release/topk .gpu/ 2>/dev/null || true
+cp target/release/examples/05-operator-matrix .gpu/
+# Test binaries: `cargo test --no-run` prints their paths.
+cargo test --release -p topk-runtime --test gpu_exact --no-run --message-format=json 2>/dev/null \
+  | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["executable"])' \
+  | while read -r exe; do cp "$exe" ".gpu/$(basename "$exe" | sed 's/-[0-9a-f]*$//')"; done
+ls -la .gpu

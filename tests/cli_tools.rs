@@ -1,0 +1,152 @@
+//! `topk spec`, `topk codegen` and `topk kernels`: the spec and kernel tooling from the shell.
+
+mod cli_support;
+
+use cli_support::{topk, topk_env};
+use std::path::PathBuf;
+
+#[test]
+fn every_listed_preset_prints_canonical_text_that_parses_back_to_itself() {
+    let list = topk(&["spec", "--list"]);
+    list.assert_success();
+    assert!(!topk_dsl::PRESETS.is_empty());
+    for p in topk_dsl::PRESETS {
+        assert!(
+            list.stdout.contains(p.name),
+            "{} missing from the list",
+            p.name
+        );
+        let one = topk(&["spec", "--preset", p.name]);
+        one.assert_success();
+        let mut lines = one.stdout.lines();
+        let text = lines.next().unwrap();
+        assert_eq!(text, p.spec.to_string());
+        assert_eq!(lines.next().unwrap(), p.about);
+        let parsed = topk(&["spec", "--parse", text]);
+        parsed.assert_success();
+        assert_eq!(parsed.stdout.trim(), text);
+    }
+}
+
+#[test]
+fn spec_parse_reports_the_broken_rule() {
+    topk(&["spec", "--preset", "nope"]).assert_bad_input(&["unknown preset `nope`"]);
+    let bad = topk(&["spec", "--parse", "k=0"]);
+    bad.assert_bad_input(&["k"]);
+    let bad = topk(&["spec", "--parse", "map=teleport"]);
+    bad.assert_bad_input(&["map"]);
+    // Exactly one of --list, --preset, --parse.
+    assert_eq!(topk(&["spec"]).code, 2);
+    assert_eq!(topk(&["spec", "--list", "--parse", "k=8"]).code, 2);
+}
+
+#[test]
+fn codegen_prints_the_kernel_of_a_supported_preset_and_refuses_an_unsupported_one() {
+    let mut printed = 0;
+    for p in topk_dsl::PRESETS {
+        let run = topk(&["codegen", "--preset", p.name]);
+        match topk_codegen::generate(&p.spec) {
+            Ok(kernel) => {
+                run.assert_success();
+                assert_eq!(run.stdout.trim_end(), kernel.source.trim_end());
+                assert!(run.stdout.contains(&kernel.entry));
+                printed += 1;
+            }
+            Err(e) => run.assert_bad_input(&[&e.to_string()]),
+        }
+    }
+    assert!(printed > 0, "no preset generates source");
+}
+
+#[test]
+fn codegen_prints_the_generator_kernel() {
+    let run = topk(&["codegen", "--generator"]);
+    run.assert_success();
+    assert_eq!(
+        run.stdout.trim_end(),
+        topk_codegen::generator::generator_source().trim_end()
+    );
+}
+
+fn nvrtc_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".dev/nvrtc/nvidia/cu13/lib");
+    dir.is_dir().then_some(dir)
+}
+
+#[test]
+fn kernels_without_check_lists_every_preset() {
+    let run = topk(&["kernels"]);
+    run.assert_success();
+    for p in topk_dsl::PRESETS {
+        assert!(
+            run.stdout.lines().any(|l| l.starts_with(p.name)),
+            "{}",
+            p.name
+        );
+    }
+}
+
+#[test]
+fn kernels_check_compiles_or_skips_every_preset_with_nvrtc() {
+    let Some(dir) = nvrtc_dir() else {
+        eprintln!("libnvrtc not installed under .dev/nvrtc: skipping");
+        return;
+    };
+    let path = match std::env::var("LD_LIBRARY_PATH") {
+        Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
+        _ => dir.display().to_string(),
+    };
+    let run = topk_env(&["kernels", "--check"], &[("LD_LIBRARY_PATH", &path)]);
+    run.assert_success();
+    let lines: Vec<&str> = run.stdout.lines().filter(|l| !l.starts_with(' ')).collect();
+    for p in topk_dsl::PRESETS {
+        let line = lines
+            .iter()
+            .find(|l| l.split([' ', ':']).nth(1) == Some(p.name))
+            .unwrap_or_else(|| panic!("no line for {}: {}", p.name, run.stdout));
+        match topk_codegen::generate(&p.spec) {
+            Ok(kernel) => {
+                let fields: Vec<&str> = line.split(' ').collect();
+                assert_eq!(fields[0], "ok", "{line}");
+                assert_eq!(fields[2], kernel.entry);
+                assert!(fields[3].parse::<f64>().is_ok(), "{line}");
+            }
+            Err(_) => assert!(line.starts_with("skip "), "{line}"),
+        }
+    }
+}
+
+#[test]
+fn kernels_check_without_nvrtc_says_how_to_install_it() {
+    let run = topk_env(
+        &["kernels", "--check"],
+        &[("LD_LIBRARY_PATH", "/nonexistent")],
+    );
+    if run.code == 0 {
+        return; // NVRTC is installed system-wide
+    }
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    assert!(run.stderr.contains("nvrtc"), "{}", run.stderr);
+    assert!(run.stderr.contains("LD_LIBRARY_PATH"), "{}", run.stderr);
+}
+
+#[test]
+fn kernels_check_refuses_a_malformed_architecture() {
+    topk(&["kernels", "--check", "--arch", "hopper"]).assert_bad_input(&["hopper", "sm_90a"]);
+}
+
+#[test]
+fn help_texts_carry_examples() {
+    for cmd in [
+        "select", "verify", "gen", "demo", "bench", "spec", "codegen", "kernels",
+    ] {
+        let run = topk(&[cmd, "--help"]);
+        run.assert_success();
+        assert!(
+            run.stdout.contains("Examples:"),
+            "{cmd} --help has no examples"
+        );
+        assert!(run.stdout.contains(&format!("topk {cmd}")), "{cmd} --help");
+    }
+}
