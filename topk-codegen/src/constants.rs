@@ -1,5 +1,5 @@
 //! The `constexpr` block that specializes the shared CUDA body to one Spec.
-use crate::family::{samples, Family, Layout, PIPE_CHUNK, PIPE_STAGES, REGISTER_ITEMS};
+use crate::family::{samples, Family, Layout, REGISTER_ITEMS};
 use std::fmt::Write;
 use topk_dsl::Spec;
 
@@ -31,8 +31,6 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         .unwrap_or(UNROLL);
     c("UNROLL", "int", unroll.to_string(), "float4 loads in flight per thread");
     c("VIEW_BATCH", "int", VIEW_BATCH.to_string(), "view loads in flight per thread");
-    c("PIPE_STAGES", "int", PIPE_STAGES.to_string(), "bulk-copy stages of a row pass");
-    c("PIPE_CHUNK", "int", PIPE_CHUNK.to_string(), "scores per bulk-copy stage");
     c("COARSE_SHIFT", "u32", spec.coarse_shift().to_string(), "FP16 key -> coarse bin");
     c("COARSE_BINS", "int", spec.coarse_bins().to_string(), "coarse bins (eq. 11)");
     let hist = spec.coarse_bins().max(spec.digit_bins());

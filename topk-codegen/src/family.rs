@@ -4,7 +4,6 @@ use topk_dsl::{Mapping, Proposal, RowLocalVariant, Spec};
 const KEYS: &str = include_str!("cuda/keys.cu");
 const MEMORY: &str = include_str!("cuda/memory.cu");
 const BLOCK: &str = include_str!("cuda/block.cu");
-const PIPELINE: &str = include_str!("cuda/pipeline.cu");
 const ROW: &str = include_str!("cuda/row.cu");
 const PROPOSE: &str = include_str!("cuda/propose.cu");
 const CERTIFY: &str = include_str!("cuda/certify.cu");
@@ -42,13 +41,13 @@ impl Family {
         }
     }
 
-    pub(crate) fn parts(self) -> [&'static str; 11] {
+    pub(crate) fn parts(self) -> [&'static str; 10] {
         let mapping = match self {
             Family::Persistent => PERSISTENT,
             Family::RowLocalRegister | Family::RowLocalStreaming => ROWLOCAL,
         };
         [
-            KEYS, MEMORY, BLOCK, PIPELINE, ROW, PROPOSE, CERTIFY, REFINE, SELECT, mapping, "",
+            KEYS, MEMORY, BLOCK, ROW, PROPOSE, CERTIFY, REFINE, SELECT, mapping, "",
         ]
     }
 }
@@ -73,19 +72,12 @@ pub struct Layout {
 pub const REGISTER_ITEMS: u32 = 16;
 /// Words of block scratch + counters ahead of the frontiers (keep in sync with block.cu).
 const SCRATCH_AND_COUNTERS: u32 = 40 + 8;
-/// Bulk-copy stages of the complete-row pass and scores per stage (pipeline.cu): 64 KiB in
-/// flight per CTA, sharing their region with the second frontier.
-pub(crate) const PIPE_STAGES: u32 = 4;
-pub(crate) const PIPE_CHUNK: u32 = 4096;
 
 impl Layout {
     pub fn of(spec: &Spec, family: Family) -> Layout {
         let frontier_cap = if spec.k <= 2048 { 4096 } else { 8192 };
         let hist_bins = spec.coarse_bins().max(spec.digit_bins());
-        let region1 = (2 * frontier_cap).max(PIPE_STAGES * PIPE_CHUNK);
-        let barriers = 2 * PIPE_STAGES;
-        let dynamic_smem =
-            (hist_bins + SCRATCH_AND_COUNTERS + 2 * frontier_cap + region1 + barriers) * 4;
+        let dynamic_smem = (hist_bins + SCRATCH_AND_COUNTERS + 4 * frontier_cap) * 4;
         // Two 512-thread CTAs per SM measured faster than three (no register spills at 64
         // registers, 4 float4 loads in flight per thread): bench/RESULTS.md.
         let min_blocks = if spec.threads >= 1024 { 1 } else { (1024 / spec.threads).min(2) };

@@ -83,8 +83,9 @@ pub const INDEXER_PASSAGES: u32 = 2;
 pub const BLOCK_COLUMN_TAG: u32 = 0x8000_0000;
 /// `iid`: subtracted from the Irwin-Hall sum of four uniforms (range [0, 4)).
 pub const IID_OFFSET: f32 = 3.5;
-/// `periodic`: the period of the large values (the paper's wide-row stride).
+/// `periodic`: the period of the large values (the paper's wide-row stride); a power of two.
 pub const PERIOD: u32 = 128;
+const _: () = assert!(PERIOD.is_power_of_two());
 
 /// The `#define` name of each profile code, as the kernel's `switch` spells it.
 const PROFILE_DEFINES: [(&str, i32); profile_code::COUNT as usize] = [
@@ -281,7 +282,7 @@ __device__ float topk_gen_value(int profile, topk_gen_u32 row_key, topk_gen_u64 
     case TOPK_PROFILE_SORTED_DESC:
       return __fdiv_rn(__uint2float_rn(len - 1u - col), __uint2float_rn(len));
     case TOPK_PROFILE_PERIODIC:  // large values exactly on one residue class of the stride
-      return (col % TOPK_GEN_PERIOD) == 0u ? __fadd_rn(4.0f, u) : u;
+      return (col & (TOPK_GEN_PERIOD - 1u)) == 0u ? __fadd_rn(4.0f, u) : u;
     case TOPK_PROFILE_INFINITIES: {  // +inf (2K of them on even rows, K/2 on odd), 1/8 -inf, finite rest
       topk_gen_u32 m = topk_gen_draw(cell, TOPK_GEN_S_MODE);
       topk_gen_u32 plus = (row & 1ull) ? k / 2u : 2u * k;
@@ -376,7 +377,11 @@ mod tests {
         codes.sort_unstable();
         assert_eq!(codes, (0..profile_code::COUNT).collect::<Vec<_>>());
         for (name, _) in PROFILE_DEFINES {
-            assert_eq!(s.matches(&format!("case {name}:")).count(), 1, "{name} has no case");
+            assert_eq!(
+                s.matches(&format!("case {name}:")).count(),
+                1,
+                "{name} has no case"
+            );
         }
         // Every float operation is an explicit round-to-nearest intrinsic: no bare `+ - * /`
         // between floats could be contracted into an FMA.

@@ -16,7 +16,11 @@ fn indexer_window_has_endpoint_structure_and_rare_underfill() {
         s.endpoint_share
     );
     // One underfilled row in 64 would already be 1.6%; the measured rate is far below that.
-    assert!(s.underfill_rate <= 1.0 / 64.0, "underfill {}", s.underfill_rate);
+    assert!(
+        s.underfill_rate <= 1.0 / 64.0,
+        "underfill {}",
+        s.underfill_rate
+    );
 }
 
 #[test]

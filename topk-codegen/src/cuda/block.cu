@@ -16,15 +16,8 @@ extern __shared__ __align__(16) int smem_words[];
 __device__ __forceinline__ int* s_hist() { return smem_words; }
 __device__ __forceinline__ int* s_scratch() { return smem_words + HIST_BINS; }
 __device__ __forceinline__ int* s_counter(int which) { return smem_words + COUNTERS_AT + which; }
-// The second frontier shares its region with the bulk-copy stages: stages are only in use
-// during complete-row passes, the second frontier only during refinement.
-#define REGION1_AT (FRONTIER_AT + 2 * CAP)
-#define REGION1_WORDS (2 * CAP > PIPE_STAGES * PIPE_CHUNK ? 2 * CAP : PIPE_STAGES * PIPE_CHUNK)
-#define BARRIERS_AT (REGION1_AT + REGION1_WORDS)
-__device__ __forceinline__ u32* s_keys(int buf) { return reinterpret_cast<u32*>(smem_words + (buf ? REGION1_AT : FRONTIER_AT)); }
-__device__ __forceinline__ int* s_idx(int buf) { return smem_words + (buf ? REGION1_AT : FRONTIER_AT) + CAP; }
-__device__ __forceinline__ float* s_stage(int stage) { return reinterpret_cast<float*>(smem_words + REGION1_AT + stage * PIPE_CHUNK); }
-__device__ __forceinline__ u64* s_barrier(int stage) { return reinterpret_cast<u64*>(smem_words + BARRIERS_AT) + stage; }
+__device__ __forceinline__ u32* s_keys(int buf) { return reinterpret_cast<u32*>(smem_words + FRONTIER_AT + buf * 2 * CAP); }
+__device__ __forceinline__ int* s_idx(int buf) { return smem_words + FRONTIER_AT + buf * 2 * CAP + CAP; }
 #define C_COUNT 0       // items in the current frontier
 #define C_NEXT 1        // items appended to the next frontier
 #define C_OUT 2         // committed output slots

@@ -9,7 +9,6 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
       int* __restrict__ row_info) {
   __shared__ int next_row;
   RowCtx c = make_ctx(spill, spill_cap);
-  pipeline_init();
   int m = *live_rows;
   if (m > m_cap || m < 0) {
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
@@ -21,7 +20,6 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     GlobalRow src;
     src.p = row_ptr;
     src.L = L;
-    src.seq = &c.seq;
     int q0 = 0;
     const int phase = SAMPLED ? (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1)) : 0;
     const int route = select_row(src, row_ptr, L, phase, out + (long long)row * out_pitch, c, q0);

@@ -14,15 +14,13 @@ struct RowCtx {
   int* spill;     // this worker's global frontier continuation
   int spill_cap;  // pairs per spill buffer
   bool nan;       // this thread saw a NaN
-  u32 seq;        // bulk-copy chunks issued by this CTA so far (uniform)
 };
 
 // A row streamed from global memory.
 struct GlobalRow {
   const float* p;
   int L;
-  u32* seq;
-  template <class F> __device__ __forceinline__ void for_each(F&& f) const { stream_row_bulk(p, L, *seq, f); }
+  template <class F> __device__ __forceinline__ void for_each(F&& f) const { stream_row(p, L, f); }
   // Warp-uniform scalar walk (every thread the same number of calls, valid flag per slot).
   template <class F> __device__ __forceinline__ void for_each_uniform(F&& f) const {
     for (int base = 0; base < L; base += THREADS) {

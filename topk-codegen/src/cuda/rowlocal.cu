@@ -39,7 +39,6 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     m = m < 0 ? 0 : m_cap;
   }
   RowCtx c = make_ctx(spill, spill_cap);
-  pipeline_init();
   for (int row = blockIdx.x; row < m; row += gridDim.x) {
     int L = checked_length(lengths, row, width, control);
     const float* row_ptr = scores + (long long)row * pitch;

@@ -50,7 +50,6 @@ __device__ __forceinline__ RowCtx make_ctx(int* spill, int spill_cap) {
   c.spill = spill + (long long)blockIdx.x * 4 * spill_cap;
   c.spill_cap = spill_cap;
   c.nan = false;
-  c.seq = 0u;
   return c;
 }
 

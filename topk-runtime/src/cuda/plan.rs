@@ -7,7 +7,7 @@
 use super::device::{Gpu, Loaded};
 use crate::{Error, Result};
 use topk_codegen::{Family, KernelSource};
-use topk_dsl::{Mapping, Proposal, RowLocalVariant, Spec, MAX_K};
+use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec, MAX_K};
 
 /// What a caller plans for: capacities, not live values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,9 +75,17 @@ impl PlanRequest {
 /// The default execution map (paper Fig. 6, simplified to the families generated so far):
 /// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
 /// the width where sampling starts to pay (paper §6.4: 32K-64K), persistent sampled above.
+/// The sampled policy keeps the paper's stride 128 and rho = 1.5 but rescues at 2.5K instead
+/// of 1.75K: on exchangeable rows that turns most exact recoveries (a tail of several row
+/// passes on one CTA) into one cheap band pass (bench/RESULTS.md).
 pub fn default_spec(k: u32, _m_cap: u32, width: u32) -> Spec {
     let base = Spec {
         k,
+        proposal: Proposal::Sampled {
+            stride: 128,
+            rho: Centi(150),
+            rescue: Some(Centi(250)),
+        },
         ..Spec::default()
     };
     let register_tile = topk_codegen::REGISTER_ITEMS * 1024;

@@ -77,7 +77,7 @@ pub(crate) fn value_in_row(
         Profile::SortedAsc => col as f32 / len as f32,
         Profile::SortedDesc => len.wrapping_sub(1).wrapping_sub(col) as f32 / len as f32,
         Profile::Periodic => {
-            if col % PERIOD == 0 {
+            if col & (PERIOD - 1) == 0 {
                 4.0 + u
             } else {
                 u
@@ -165,7 +165,12 @@ fn passage(row_key: u32, col: u32, len: u32, k: u32) -> f32 {
 fn indexer(row_key: u32, c: u32, col: u32, len: u32, k: u32) -> f32 {
     let kf = k as f32;
     let noise = (sum4(c) - 2.0) * INDEXER_NOISE_SCALE;
-    let sink = decay(INDEXER_SINK_HEIGHT, col as f32, kf, INDEXER_SINK_WIDTH_PER_K);
+    let sink = decay(
+        INDEXER_SINK_HEIGHT,
+        col as f32,
+        kf,
+        INDEXER_SINK_WIDTH_PER_K,
+    );
     let distance = len.wrapping_sub(1).wrapping_sub(col) as f32;
     let recency = decay(
         INDEXER_RECENCY_HEIGHT,

@@ -21,12 +21,16 @@ pub fn generate(
     width: usize,
     pitch: usize,
 ) -> Result<Vec<f32>> {
-    let len = lengths
-        .len()
-        .checked_mul(pitch)
-        .ok_or_else(|| Error::Input(format!("{} rows of pitch {pitch} overflow usize", lengths.len())))?;
+    let len = lengths.len().checked_mul(pitch).ok_or_else(|| {
+        Error::Input(format!(
+            "{} rows of pitch {pitch} overflow usize",
+            lengths.len()
+        ))
+    })?;
     let mut out = vec![f32::NEG_INFINITY; len];
-    generate_into(&mut out, profile, seed, k, row_offset, lengths, width, pitch)?;
+    generate_into(
+        &mut out, profile, seed, k, row_offset, lengths, width, pitch,
+    )?;
     Ok(out)
 }
 

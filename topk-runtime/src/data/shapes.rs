@@ -43,7 +43,11 @@ impl OperatorShape {
 pub fn operator_matrix() -> Vec<OperatorShape> {
     OPERATOR_WIDTHS
         .iter()
-        .flat_map(|&width| OPERATOR_ROWS.iter().map(move |&rows| OperatorShape { rows, width }))
+        .flat_map(|&width| {
+            OPERATOR_ROWS
+                .iter()
+                .map(move |&rows| OperatorShape { rows, width })
+        })
         .collect()
 }
 
