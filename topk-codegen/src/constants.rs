@@ -25,11 +25,7 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
     c("THREADS", "int", spec.threads.to_string(), "threads per CTA");
     c("NUM_WARPS", "int", (spec.threads / 32).to_string(), "warps per CTA");
     c("MIN_BLOCKS", "int", layout.min_blocks.to_string(), "CTAs per SM (launch bounds)");
-    let unroll = std::env::var("TOPK_EXPERIMENT_UNROLL")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .unwrap_or(UNROLL);
-    c("UNROLL", "int", unroll.to_string(), "float4 loads in flight per thread");
+    c("UNROLL", "int", UNROLL.to_string(), "float4 loads in flight per thread");
     c("VIEW_BATCH", "int", VIEW_BATCH.to_string(), "view loads in flight per thread");
     c("COARSE_SHIFT", "u32", spec.coarse_shift().to_string(), "FP16 key -> coarse bin");
     c("COARSE_BINS", "int", spec.coarse_bins().to_string(), "coarse bins (eq. 11)");

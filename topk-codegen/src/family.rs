@@ -75,16 +75,19 @@ const SCRATCH_AND_COUNTERS: u32 = 40 + 8;
 
 impl Layout {
     pub fn of(spec: &Spec, family: Family) -> Layout {
-        let frontier_cap = if spec.k <= 2048 { 4096 } else { 8192 };
+        // Shared frontier pairs per buffer: room for the ~1.5K-2.5K admitted candidates of a
+        // K = 2048 row at 512+ threads; 256-thread CTAs keep half so four fit on an SM (the
+        // rest continues in the global spill slice). Larger K gets a larger tile.
+        let frontier_cap = match (spec.k, spec.threads) {
+            (k, _) if k > 2048 => 8192,
+            (_, t) if t <= 256 => 2048,
+            _ => 4096,
+        };
         let hist_bins = spec.coarse_bins().max(spec.digit_bins());
         let dynamic_smem = (hist_bins + SCRATCH_AND_COUNTERS + 4 * frontier_cap) * 4;
-        // Two 512-thread CTAs per SM measured faster than three (no register spills at 64
-        // registers, 4 float4 loads in flight per thread): bench/RESULTS.md.
-        let min_blocks = if spec.threads >= 1024 { 1 } else { (1024 / spec.threads).min(2) };
-        let min_blocks = std::env::var("TOPK_EXPERIMENT_MIN_BLOCKS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(min_blocks);
+        // 1024 threads per SM at up to 64 registers each: two 512-thread CTAs measured faster
+        // than three at 40 registers (which spilled), bench/RESULTS.md.
+        let min_blocks = (1024 / spec.threads).max(1);
         Layout {
             threads: spec.threads,
             min_blocks,

@@ -9,13 +9,23 @@ fn every_preset_generates_reviewed_source_or_says_why_not() {
     for preset in PRESETS {
         match generate(&preset.spec) {
             Ok(kernel) => {
-                assert!(!kernel.source.contains("#include"), "{}: source must be self-contained", preset.name);
-                assert!(kernel.source.contains(&format!("#define ENTRY {}", kernel.entry)));
+                assert!(
+                    !kernel.source.contains("#include"),
+                    "{}: source must be self-contained",
+                    preset.name
+                );
+                assert!(kernel
+                    .source
+                    .contains(&format!("#define ENTRY {}", kernel.entry)));
                 assert!(kernel.entry.ends_with(&kernel.hash));
                 insta::assert_snapshot!(preset.name, kernel.source);
             }
             Err(CodegenError::Unsupported(text)) => {
-                assert!(Family::of(&preset.spec).is_none(), "{}: family exists but was refused", preset.name);
+                assert!(
+                    Family::of(&preset.spec).is_none(),
+                    "{}: family exists but was refused",
+                    preset.name
+                );
                 assert_eq!(text, preset.spec.to_string());
             }
             Err(e) => panic!("{}: {e}", preset.name),
@@ -28,9 +38,20 @@ fn same_spec_gives_same_bytes_and_different_specs_different_names() {
     let mut entries = std::collections::HashSet::new();
     for preset in PRESETS {
         if let (Ok(a), Ok(b)) = (generate(&preset.spec), generate(&preset.spec)) {
-            assert_eq!(a.source, b.source, "{}: generation is not deterministic", preset.name);
-            assert!(entries.insert(a.entry.clone()), "{}: entry name collides", preset.name);
+            assert_eq!(
+                a.source, b.source,
+                "{}: generation is not deterministic",
+                preset.name
+            );
+            assert!(
+                entries.insert(a.entry.clone()),
+                "{}: entry name collides",
+                preset.name
+            );
         }
     }
-    assert!(entries.len() >= 4, "persistent and row-local presets must generate");
+    assert!(
+        entries.len() >= 4,
+        "persistent and row-local presets must generate"
+    );
 }

@@ -183,6 +183,7 @@ fn specs(k: u32) -> Vec<Spec> {
             512,
         ),
         spec_with(k, Mapping::Persistent, Proposal::Exact, 512),
+        spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(250))), 256),
         spec_with(
             k,
             Mapping::RowLocal(RowLocalVariant::Streaming),
@@ -565,4 +566,63 @@ fn device_generator_reproduces_the_cpu_generator_bit_for_bit() {
             }
         }
     }
+}
+
+#[test]
+fn every_generator_profile_is_exact_route_for_route() {
+    use topk_runtime::data::{generate, Profile};
+    let Some(gpu) = gpu_or_skip("every_generator_profile_is_exact_route_for_route") else { return };
+    for &k in &[512u32, 2048] {
+        for spec in specs(k) {
+            for profile in Profile::ALL {
+                let (rows, width) = (40usize, 65_536usize);
+                let ks = k as usize;
+                let mut lengths: Vec<i32> = (0..rows).map(|r| (width - rows + r + 1) as i32).collect();
+                for (slot, len) in [0, 1, ks - 1, ks, ks + 1].into_iter().enumerate() {
+                    lengths[slot] = len as i32;
+                }
+                let pitch = width + 1;
+                let data = generate(profile, 7, k, 0, &lengths, width, pitch).unwrap();
+                let case = Case { data, lengths, width, pitch };
+                check_against_cpu(&gpu, spec, &case, &format!("{spec} / {profile}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
+    use cudarc::driver::{sys, DevicePtr, DevicePtrMut};
+    use topk_runtime::cuda::launch::StreamJoin;
+    let Some(gpu) = gpu_or_skip("raw_launch_orders_on_a_callers_stream_and_inside_its_graph") else { return };
+    let k = 2048usize;
+    let rows = 12usize;
+    let case = make_case("gauss", 21, rows, 90_000, 90_000, k);
+    let plan = Plan::new(&gpu, PlanRequest::new(k as u32, rows as u32, case.width as u32)).unwrap();
+    let ours = gpu.stream().clone();
+    let caller = gpu.ctx().new_stream().unwrap();
+    let mut ws = Workspace::new(&plan, &ours).unwrap();
+    let join = StreamJoin::new(&ours).unwrap();
+    let d_s = upload(&gpu, &case.data);
+    let d_l = upload(&gpu, &case.lengths);
+    let d_r = upload(&gpu, &[rows as i32]);
+    let mut d_o = ours.alloc_zeros::<i32>(rows * k).unwrap();
+    ours.synchronize().unwrap();
+    let (s, _g1) = d_s.device_ptr(&ours);
+    let (l, _g2) = d_l.device_ptr(&ours);
+    let (r, _g3) = d_r.device_ptr(&ours);
+    let (o, _g4) = d_o.device_ptr_mut(&ours);
+    // Captured on the caller's stream: the selector joins the capture through the events.
+    caller.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
+    unsafe { plan.launch_on_stream(&ours, caller.cu_stream(), &join, s, l, r, o, 0, &mut ws) }.unwrap();
+    let graph = caller.end_capture(sys::CUgraphInstantiate_flags(0)).unwrap().expect("a graph");
+    for _ in 0..3 {
+        graph.launch().unwrap();
+    }
+    caller.synchronize().unwrap();
+    drop((_g1, _g2, _g3, _g4));
+    let out = ours.clone_dtoh(&d_o).unwrap();
+    let m = ScoreMatrix { data: &case.data, rows, width: case.width, pitch: case.pitch, lengths: &case.lengths };
+    let rep = cpu::verify(&m, k, &out, k).unwrap();
+    assert!(rep.is_exact(), "{:?}", rep.violations);
 }

@@ -6,6 +6,7 @@ mod cmd_codegen;
 mod cmd_demo;
 mod cmd_gen;
 mod cmd_kernels;
+mod cmd_plan;
 mod cmd_select;
 mod cmd_spec;
 mod cmd_verify;
@@ -44,6 +45,7 @@ enum Command {
     Spec(cmd_spec::SpecArgs),
     Codegen(cmd_codegen::CodegenArgs),
     Kernels(cmd_kernels::KernelsArgs),
+    Plan(cmd_plan::PlanArgs),
 }
 
 /// Exit status of a command that ran to the end but found its result wanting (a contract
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         Command::Spec(a) => cmd_spec::run(a),
         Command::Codegen(a) => cmd_codegen::run(a),
         Command::Kernels(a) => cmd_kernels::run(a),
+        Command::Plan(a) => cmd_plan::run(a),
     };
     match result {
         Ok(code) => code,

@@ -132,11 +132,13 @@ __device__ __forceinline__ void append_candidate(bool take, u32 key, int idx, in
 }
 
 // Per-thread variants for the streaming passes, where admitted scores are rare: no warp
-// collective, so the common path per score is one compare and a branch.
+// collective, so the common path per score is one compare and a branch. The leading-digit
+// histogram of the admitted scores is built from the on-chip frontier when refinement starts
+// (admitted scores share a few leading digits, so counting them in the pass would serialize
+// every warp that admits one on the same few shared-memory addresses).
 __device__ __forceinline__ void append_one(u32 key, int idx, int* spill, int spill_cap) {
   const int pos = atomicAdd(s_counter(C_COUNT), 1);
   frontier_store(spill, spill_cap, 0, pos, key, idx);
-  atomicAdd(&s_hist()[digit_of(key, 0)], 1);
 }
 
 __device__ __forceinline__ void commit_one(int idx, int* out_row) {

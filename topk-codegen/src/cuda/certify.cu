@@ -1,8 +1,8 @@
 // ---- Phase 2 (paper §4.3, §5.3): fused certification and candidate formation. ----
 
 // One complete-row pass: every score in [lo, hi) (hi NaN: no upper bound) is compared in FP32
-// with the endpoints, appended to the frontier, and counted in the leading-digit histogram on
-// its first encounter. Returns the frontier count (the certificate C(tau), eq. 16).
+// with the endpoints and appended, on its first encounter, to the on-chip frontier that
+// refinement starts from. Returns the frontier count (the certificate C(tau), eq. 16).
 template <class Src>
 __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
   bool nan = false;
@@ -46,7 +46,6 @@ __device__ ExactBoundary exact_coarse(const Src& src, RowCtx& c, int* __restrict
     s_scratch()[SCRATCH_F1] = __float_as_int(b.bin > 0 ? coarse_endpoint((u32)b.bin - 1u) : quiet_nan());
     *s_counter(C_COUNT) = 0;
   }
-  clear_hist(HIST_BINS);
   __syncthreads();
   ExactBoundary e;
   e.lo = __int_as_float(s_scratch()[SCRATCH_F0]);

@@ -1,7 +1,7 @@
 // ---- Phase 3 (paper §4.4, §5.4): frontier-only radix refinement with commit / retain. ----
 
-// On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)), the histogram holds their
-// digit-0 histogram, and `quota` slots remain. Each digit commits the groups strictly ahead of the
+// On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)) and `quota` slots
+// remain; their leading-digit histogram is counted here from the frontier. Each digit commits the groups strictly ahead of the
 // boundary digit and retains only the boundary group, in the other ping-pong buffer. A frontier
 // larger than shared + spill capacity was counted but not stored: it is then re-read from the
 // row, filtered by the boundary prefix found so far (same classification, more row traffic).
@@ -12,6 +12,21 @@ __device__ void refine_frontier(const Src& src, float lo, float hi, int quota, R
   const bool rescan = n > CAP + c.spill_cap;
   u32 prefix = 0u;
   int cur = 0;  // ping-pong buffer holding the current frontier
+  clear_hist(HIST_BINS);
+  __syncthreads();
+  if (rescan) {
+    src.for_each([&](float x, int i) {
+      if (x >= lo && !(x >= hi)) atomicAdd(&s_hist()[digit_of(desc_key32(x), 0)], 1);
+    });
+  } else {
+    for (int p = threadIdx.x; p < n; p += THREADS) {
+      u32 key;
+      int idx;
+      frontier_load(c.spill, c.spill_cap, 0, p, key, idx);
+      atomicAdd(&s_hist()[digit_of(key, 0)], 1);
+    }
+  }
+  __syncthreads();
 #pragma unroll
   for (int j = 0; j < NUM_DIGITS; ++j) {
     const Boundary b = find_boundary<HIST_BINS>(quota);

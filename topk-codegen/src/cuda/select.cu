@@ -18,8 +18,6 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
   if (SAMPLED) {
     const ProposalResult p = propose_boundary(row_ptr, L, phase);
     if (p.usable) {
-      clear_hist(HIST_BINS);
-      __syncthreads();
       int admitted = collect_band(src, p.e0, quiet_nan(), c);
       lo = p.e0;
       if (admitted >= K) {

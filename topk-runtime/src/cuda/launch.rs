@@ -192,3 +192,63 @@ impl Plan {
             .map_err(|e| Error::Cuda(format!("launching `{}`: {e}", self.kernel.entry)))
     }
 }
+
+/// Events that join the selector's stream to a caller's stream (fork and join), created ahead
+/// of time so that launching allocates nothing, inside graph capture too.
+pub struct StreamJoin {
+    fork: cudarc::driver::CudaEvent,
+    join: cudarc::driver::CudaEvent,
+}
+
+impl StreamJoin {
+    pub fn new(stream: &Arc<CudaStream>) -> Result<StreamJoin> {
+        let ctx = stream.context();
+        let make = || {
+            ctx.new_event(None)
+                .map_err(|e| Error::Cuda(format!("creating an event: {e}")))
+        };
+        Ok(StreamJoin {
+            fork: make()?,
+            join: make()?,
+        })
+    }
+}
+
+impl Plan {
+    /// Launches on raw device pointers with the work ordered on a caller's `CUstream` (a
+    /// PyTorch or candle stream, say): the selector's stream waits for `caller`, runs, and
+    /// `caller` waits for it. Capturing `caller` into a graph captures the launch as well
+    /// (the event fork/join is the graph-capture idiom for a second stream).
+    ///
+    /// # Safety
+    /// As [`Plan::launch_raw`]; `caller` must be a live stream of the same context.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch_on_stream(
+        &self,
+        stream: &Arc<CudaStream>,
+        caller: cudarc::driver::sys::CUstream,
+        join: &StreamJoin,
+        scores: CUdeviceptr,
+        lengths: CUdeviceptr,
+        live_rows: CUdeviceptr,
+        out: CUdeviceptr,
+        row_info: CUdeviceptr,
+        ws: &mut Workspace,
+    ) -> Result<()> {
+        use cudarc::driver::result::{event, stream as cu_stream};
+        let err = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));
+        let flags = cudarc::driver::sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
+        // SAFETY: both events and streams are live in this context; the caller vouches for
+        // `caller` and the pointers.
+        unsafe {
+            event::record(join.fork.cu_event(), caller).map_err(|e| err("recording the fork event", e))?;
+            cu_stream::wait_event(stream.cu_stream(), join.fork.cu_event(), flags)
+                .map_err(|e| err("waiting for the caller's stream", e))?;
+            self.launch_raw(stream, scores, lengths, live_rows, out, row_info, ws)?;
+            event::record(join.join.cu_event(), stream.cu_stream())
+                .map_err(|e| err("recording the join event", e))?;
+            cu_stream::wait_event(caller, join.join.cu_event(), flags)
+                .map_err(|e| err("joining the caller's stream", e))
+        }
+    }
+}
