@@ -71,8 +71,10 @@ impl Digits {
             len: 3,
         }
     }
+    /// The widths in use (at most four, even for a hand-built value with a larger `len`;
+    /// `Spec::validate` reports such a value).
     pub fn as_slice(&self) -> &[u8] {
-        &self.widths[..self.len as usize]
+        &self.widths[..(self.len as usize).min(self.widths.len())]
     }
 }
 

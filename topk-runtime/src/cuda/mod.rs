@@ -20,3 +20,7 @@ pub use launch::{LaunchBuffers, Workspace};
 pub use plan::{Plan, PlanRequest};
 pub use selector::CudaSelector;
 pub mod bench;
+
+/// The cudarc version this runtime is built on, for callers that allocate, copy and capture
+/// with it next to the selector.
+pub use cudarc;
