@@ -4,7 +4,7 @@ use std::fmt::Write;
 use topk_dsl::Spec;
 
 /// float4 loads in flight per thread in the complete-row pass.
-const UNROLL: u32 = 4;
+const UNROLL: u32 = 6;
 /// Strided view loads in flight per thread.
 const VIEW_BATCH: u32 = 4;
 
