@@ -67,6 +67,11 @@ pub struct Loaded {
 }
 
 /// A handle to one CUDA device; cheap to clone, shared across threads.
+///
+/// All of its work runs on one created stream, [`Gpu::stream`], which can be captured into CUDA
+/// graphs. cudarc's cross-stream event tracking is turned off for the context (it would join
+/// events recorded outside a capture into it); callers who use buffers on other streams order
+/// those streams themselves, e.g. with [`Plan::launch_on_stream`](super::Plan::launch_on_stream).
 #[derive(Clone)]
 pub struct Gpu {
     inner: Arc<GpuInner>,
@@ -217,25 +222,6 @@ impl Gpu {
             outcome: cached.outcome,
             compile_ms: cached.compile_ms,
         })
-    }
-
-    /// Turns off cudarc's per-allocation event tracking on this context, for buffers allocated
-    /// afterwards.
-    ///
-    /// With several streams in a context, cudarc records an event on each use of a buffer and
-    /// makes later uses wait on it. Inside stream capture those records and waits on events
-    /// from outside the capture break the capture (or join unrelated work into the graph), so
-    /// call this before allocating the buffers a multi-stream graph will use, and order the
-    /// streams explicitly (events recorded and waited on inside the capture).
-    ///
-    /// # Safety
-    ///
-    /// From now on the caller orders all cross-stream use of buffers allocated afterwards: no
-    /// buffer may be freed, read or written on one stream while another stream may still be
-    /// using it, as required by `CudaContext::disable_event_tracking`.
-    pub unsafe fn prepare_for_graph_capture(&self) {
-        // SAFETY: the caller takes over cross-stream ordering, per this function's contract.
-        unsafe { self.inner.ctx.disable_event_tracking() }
     }
 
     /// Loads a CUBIN image as a module in this device's context.
