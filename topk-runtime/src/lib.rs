@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod data;
 mod error;
+mod input;
 pub mod keys;
 mod matrix;
 pub mod routes;

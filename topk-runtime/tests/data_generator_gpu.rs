@@ -8,19 +8,8 @@ use topk_runtime::data::{generate, Profile};
 
 const K: u32 = 2048;
 
-fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    if !Gpu::available() {
-        eprintln!("skipped {test}: no usable CUDA device (driver, GPU and NVRTC needed)");
-        return None;
-    }
-    match Gpu::open(0) {
-        Ok(g) => Some(g),
-        Err(e) => {
-            eprintln!("skipped {test}: {e}");
-            None
-        }
-    }
-}
+mod gpu_support;
+use gpu_support::gpu_or_skip;
 
 /// Runs the device generator with one launch shape; returns the `rows x pitch` buffer (columns
 /// past the width keep the NaN fill, which the kernel must not touch).

@@ -9,21 +9,8 @@ use topk_runtime::cuda::timing::{time_graph, TimingProtocol};
 use topk_runtime::cuda::{CudaSelector, Gpu, LaunchBuffers, Plan, PlanRequest, Workspace};
 use topk_runtime::{Error, ScoreMatrix};
 
-fn gpu_or_skip(test: &str) -> Option<Gpu> {
-    if !Gpu::available() {
-        eprintln!(
-            "skipped {test}: no usable CUDA device (driver, GPU of cc >= 8.0 and NVRTC needed)"
-        );
-        return None;
-    }
-    match Gpu::open(0) {
-        Ok(g) => Some(g),
-        Err(e) => {
-            eprintln!("skipped {test}: {e}");
-            None
-        }
-    }
-}
+mod gpu_support;
+use gpu_support::gpu_or_skip;
 
 /// Small counter-based generator for test matrices (independent of the data module).
 struct Rng(u64);
@@ -593,7 +580,7 @@ fn every_generator_profile_is_exact_route_for_route() {
 #[test]
 fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
     use cudarc::driver::{sys, DevicePtr, DevicePtrMut};
-    use topk_runtime::cuda::launch::StreamJoin;
+    use topk_runtime::cuda::launch::{RawBuffers, StreamJoin};
     let Some(gpu) = gpu_or_skip("raw_launch_orders_on_a_callers_stream_and_inside_its_graph") else { return };
     let k = 2048usize;
     let rows = 12usize;
@@ -614,7 +601,8 @@ fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
     let (o, _g4) = d_o.device_ptr_mut(&ours);
     // Captured on the caller's stream: the selector joins the capture through the events.
     caller.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
-    unsafe { plan.launch_on_stream(&ours, caller.cu_stream(), &join, s, l, r, o, 0, &mut ws) }.unwrap();
+    let io = RawBuffers { scores: s, lengths: l, live_rows: r, out: o, row_info: 0 };
+    unsafe { plan.launch_on_stream(&ours, caller.cu_stream(), &join, io, &mut ws) }.unwrap();
     let graph = caller.end_capture(sys::CUgraphInstantiate_flags(0)).unwrap().expect("a graph");
     for _ in 0..3 {
         graph.launch().unwrap();

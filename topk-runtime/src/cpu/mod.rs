@@ -14,7 +14,7 @@ mod baseline;
 mod certify;
 mod coarse;
 mod exact_coarse;
-mod input;
+
 mod oracle;
 mod output;
 mod params;

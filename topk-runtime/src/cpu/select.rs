@@ -2,7 +2,7 @@
 
 use super::certify::{certify_and_collect, collect_band};
 use super::exact_coarse::exact_coarse_frontier;
-use super::input::{check_indices, check_k, check_matrix};
+use crate::input::{check_indices, check_k, check_matrix};
 use super::output::{write_short_row, OutRow};
 use super::params::Params;
 use super::propose::propose_boundary;

@@ -35,10 +35,10 @@ impl DeviceMatrix {
         self.host_lengths.iter().map(|&l| l.max(0) as u64 * 4).sum()
     }
 
-    /// Uploads a host matrix.
-    pub fn upload(
+    /// Wraps device scores with uploaded lengths and live row count.
+    fn with_scores(
         gpu: &Gpu,
-        data: &[f32],
+        scores: CudaSlice<f32>,
         lengths: &[i32],
         width: usize,
         pitch: usize,
@@ -46,7 +46,7 @@ impl DeviceMatrix {
         let stream = gpu.stream();
         let rows = lengths.len();
         Ok(DeviceMatrix {
-            scores: stream.clone_htod(data).map_err(cuda("uploading scores"))?,
+            scores,
             lengths: stream
                 .clone_htod(lengths)
                 .map_err(cuda("uploading lengths"))?,
@@ -58,6 +58,21 @@ impl DeviceMatrix {
             width,
             pitch,
         })
+    }
+
+    /// Uploads a host matrix.
+    pub fn upload(
+        gpu: &Gpu,
+        data: &[f32],
+        lengths: &[i32],
+        width: usize,
+        pitch: usize,
+    ) -> Result<DeviceMatrix> {
+        let scores = gpu
+            .stream()
+            .clone_htod(data)
+            .map_err(cuda("uploading scores"))?;
+        DeviceMatrix::with_scores(gpu, scores, lengths, width, pitch)
     }
 
     /// Generates `profile` on the device with the same formula as the CPU generator.
@@ -79,23 +94,21 @@ impl DeviceMatrix {
         } else {
             (rows - 1) * pitch + width
         };
-        let mut scores = stream
+        let scores = stream
             .alloc_zeros::<f32>(len)
             .map_err(cuda("allocating scores"))?;
-        let d_lengths = stream
-            .clone_htod(lengths)
-            .map_err(cuda("uploading lengths"))?;
+        let mut m = DeviceMatrix::with_scores(gpu, scores, lengths, width, pitch)?;
         let pitch_i = pitch as i64;
         let rows_i = rows as i32;
         let width_i = width as i32;
         let k_i = k as i32;
         let offset = 0i64;
         let mut b = stream.launch_builder(&gen.func);
-        b.arg(&mut scores)
+        b.arg(&mut m.scores)
             .arg(&pitch_i)
             .arg(&rows_i)
             .arg(&width_i)
-            .arg(&d_lengths)
+            .arg(&m.lengths)
             .arg(&seed)
             .arg(&profile_code)
             .arg(&k_i)
@@ -107,17 +120,7 @@ impl DeviceMatrix {
         };
         // SAFETY: arguments follow the generator's fixed signature; buffers cover rows x pitch.
         unsafe { b.launch(cfg) }.map_err(cuda("generating scores"))?;
-        Ok(DeviceMatrix {
-            scores,
-            lengths: d_lengths,
-            live_rows: stream
-                .clone_htod(&[rows as i32])
-                .map_err(cuda("uploading the row count"))?,
-            host_lengths: lengths.to_vec(),
-            rows,
-            width,
-            pitch,
-        })
+        Ok(m)
     }
 
     /// Rows whose output breaks eq. 30 or the sentinel contract, as (row, code) pairs.

@@ -65,6 +65,17 @@ impl Workspace {
     }
 }
 
+/// Device pointers of one call, for producers outside cudarc (PyTorch through DLPack, candle,
+/// ...): the same buffers as [`LaunchBuffers`]; `row_info` is 0 when not wanted.
+#[derive(Clone, Copy, Debug)]
+pub struct RawBuffers {
+    pub scores: CUdeviceptr,
+    pub lengths: CUdeviceptr,
+    pub live_rows: CUdeviceptr,
+    pub out: CUdeviceptr,
+    pub row_info: CUdeviceptr,
+}
+
 /// Device inputs and outputs of one call, as cudarc views.
 pub struct LaunchBuffers<'a, 'b> {
     /// `M_cap x pitch` scores (the last row may stop at `width`).
@@ -141,29 +152,37 @@ impl Plan {
             Some(v) => v.device_ptr_mut(stream).0,
             None => 0,
         };
+        let raw = RawBuffers {
+            scores,
+            lengths,
+            live_rows: live,
+            out,
+            row_info: info,
+        };
         // SAFETY: every pointer comes from a live view checked above against the plan's extents.
-        unsafe { self.launch_raw(stream, scores, lengths, live, out, info, ws) }
+        unsafe { self.launch_raw(stream, raw, ws) }
     }
 
-    /// Launches on raw device pointers (for producers outside cudarc: PyTorch through DLPack,
-    /// candle, ...). `row_info` may be 0.
+    /// Launches on raw device pointers (for producers outside cudarc) on `stream`.
     ///
     /// # Safety
-    /// `scores` must point to `(M_cap - 1) * pitch + width` readable f32, `lengths` to `M_cap`
-    /// i32, `live_rows` to one i32, `out` to `(M_cap - 1) * out_pitch + K` writable i32 and
-    /// `row_info`, when non-zero, to `2 * M_cap` writable i32, all in this plan's context and
-    /// not written by other work while the kernel runs.
-    #[allow(clippy::too_many_arguments)]
+    /// `io.scores` must point to `(M_cap - 1) * pitch + width` readable f32, `io.lengths` to
+    /// `M_cap` i32, `io.live_rows` to one i32, `io.out` to `(M_cap - 1) * out_pitch + K`
+    /// writable i32 and `io.row_info`, when non-zero, to `2 * M_cap` writable i32, all in this
+    /// plan's context and not written by other work while the kernel runs.
     pub unsafe fn launch_raw(
         &self,
         stream: &Arc<CudaStream>,
-        scores: CUdeviceptr,
-        lengths: CUdeviceptr,
-        live_rows: CUdeviceptr,
-        out: CUdeviceptr,
-        row_info: CUdeviceptr,
+        io: RawBuffers,
         ws: &mut Workspace,
     ) -> Result<()> {
+        let RawBuffers {
+            scores,
+            lengths,
+            live_rows,
+            out,
+            row_info,
+        } = io;
         self.check_workspace(ws)?;
         let r = &self.request;
         let pitch = r.pitch as i64;
@@ -222,17 +241,12 @@ impl Plan {
     ///
     /// # Safety
     /// As [`Plan::launch_raw`]; `caller` must be a live stream of the same context.
-    #[allow(clippy::too_many_arguments)]
     pub unsafe fn launch_on_stream(
         &self,
         stream: &Arc<CudaStream>,
         caller: cudarc::driver::sys::CUstream,
         join: &StreamJoin,
-        scores: CUdeviceptr,
-        lengths: CUdeviceptr,
-        live_rows: CUdeviceptr,
-        out: CUdeviceptr,
-        row_info: CUdeviceptr,
+        io: RawBuffers,
         ws: &mut Workspace,
     ) -> Result<()> {
         use cudarc::driver::result::{event, stream as cu_stream};
@@ -244,7 +258,7 @@ impl Plan {
             event::record(join.fork.cu_event(), caller).map_err(|e| err("recording the fork event", e))?;
             cu_stream::wait_event(stream.cu_stream(), join.fork.cu_event(), flags)
                 .map_err(|e| err("waiting for the caller's stream", e))?;
-            self.launch_raw(stream, scores, lengths, live_rows, out, row_info, ws)?;
+            self.launch_raw(stream, io, ws)?;
             event::record(join.join.cu_event(), stream.cu_stream())
                 .map_err(|e| err("recording the join event", e))?;
             cu_stream::wait_event(caller, join.join.cu_event(), flags)

@@ -16,7 +16,7 @@ pub mod plan;
 pub mod selector;
 pub mod timing;
 
-pub use launch::{LaunchBuffers, Workspace};
+pub use launch::{LaunchBuffers, RawBuffers, StreamJoin, Workspace};
 pub use plan::{Plan, PlanRequest};
 pub use selector::CudaSelector;
 pub mod bench;

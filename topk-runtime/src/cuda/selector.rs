@@ -5,6 +5,7 @@ use super::device::Gpu;
 use super::launch::{status, LaunchBuffers, Workspace};
 use super::plan::{Plan, PlanRequest};
 use crate::routes::{Route, RouteStats};
+use crate::input::{check_indices, check_matrix};
 use crate::{Error, Result, ScoreMatrix};
 
 /// A planned selector with its workspace, for scores in host memory.
@@ -143,41 +144,8 @@ fn check_host_input(
             scores.width, scores.pitch, r.width, r.pitch
         )));
     }
-    if scores.lengths.len() != scores.rows {
-        return Err(Error::Input(format!(
-            "{} lengths for {} rows: give one valid length per row",
-            scores.lengths.len(),
-            scores.rows
-        )));
-    }
-    for (row, &len) in scores.lengths.iter().enumerate() {
-        if len < 0 || len as usize > scores.width {
-            return Err(Error::Length {
-                row,
-                len: len as i64,
-                width: scores.width,
-            });
-        }
-    }
-    if scores.rows > 0 {
-        let need = (scores.rows - 1) * scores.pitch + scores.width;
-        if scores.data.len() < need {
-            return Err(Error::Input(format!(
-                "score buffer holds {} values, {} rows of pitch {} need {need}",
-                scores.data.len(),
-                scores.rows,
-                scores.pitch
-            )));
-        }
-        let k = r.k as usize;
-        if out_pitch < k || out_len < (scores.rows - 1) * out_pitch + k {
-            return Err(Error::Input(format!(
-                "output buffer of {out_len} with pitch {out_pitch} cannot hold {} rows of K = {k}",
-                scores.rows
-            )));
-        }
-    }
-    Ok(())
+    check_matrix(scores)?;
+    check_indices(scores.rows, r.k as usize, out_len, out_pitch)
 }
 
 fn locate_nan(scores: &ScoreMatrix) -> Error {

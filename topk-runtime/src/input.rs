@@ -1,11 +1,11 @@
-//! Shape checks shared by every CPU entry point; they run before any score is read, so a bad
-//! call fails with a message instead of an out-of-bounds panic.
+//! Shape checks shared by the host entry points (CPU backend, host-memory GPU selector); they
+//! run before any score is read, so a bad call fails with a message, not an out-of-bounds panic.
 
 use crate::{Error, Result, ScoreMatrix};
 use topk_dsl::MAX_K;
 
 /// The matrix fits in its buffer and every valid length lies in `[0, width]`.
-pub(super) fn check_matrix(scores: &ScoreMatrix) -> Result<()> {
+pub(crate) fn check_matrix(scores: &ScoreMatrix) -> Result<()> {
     if scores.pitch < scores.width {
         return Err(Error::Input(format!(
             "score pitch {} is smaller than the width {}: the pitch counts elements between row starts and must be at least the width",
@@ -43,7 +43,7 @@ pub(super) fn check_matrix(scores: &ScoreMatrix) -> Result<()> {
 }
 
 /// `1 <= k <= MAX_K`.
-pub(super) fn check_k(k: usize) -> Result<()> {
+pub(crate) fn check_k(k: usize) -> Result<()> {
     if k == 0 {
         return Err(Error::K {
             k,
@@ -60,7 +60,7 @@ pub(super) fn check_k(k: usize) -> Result<()> {
 }
 
 /// An index buffer of `rows` rows of `k` slots at `pitch` fits in `len` elements.
-pub(super) fn check_indices(rows: usize, k: usize, len: usize, pitch: usize) -> Result<()> {
+pub(crate) fn check_indices(rows: usize, k: usize, len: usize, pitch: usize) -> Result<()> {
     if pitch < k {
         return Err(Error::Input(format!(
             "index row pitch {pitch} is smaller than K = {k}: each row needs K slots"
