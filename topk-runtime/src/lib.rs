@@ -1,6 +1,7 @@
 //! Runtime of the exact Top-K selectors: the CPU backend (reference and fallback), the oracle
 //! and the eq. 30 verifier, data generators, and the CUDA device layer.
 
+pub mod autotune;
 pub mod cpu;
 pub mod cuda;
 pub mod data;

@@ -5,7 +5,7 @@ use crate::{report, CmdResult};
 use clap::Args;
 use std::process::ExitCode;
 use topk_runtime::cuda::plan::default_spec;
-use topk_runtime::cuda::{Gpu, Plan, PlanRequest};
+use topk_runtime::cuda::{Gpu, Plan, PlanRequest, SpecSource};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -43,7 +43,7 @@ pub fn run(a: PlanArgs) -> CmdResult {
     let spec = a.spec.resolve(a.k)?;
     let chosen = spec.unwrap_or_else(|| default_spec(a.k as u32, a.rows, a.width));
     let kernel = topk_codegen::generate(&chosen)?;
-    report::line(format!("spec        {chosen}"));
+    report::line(format!("spec        {chosen} (without a device: given, or the default map)"));
     report::line(format!("family      {}", kernel.family.name()));
     report::line(format!("entry       {}", kernel.entry));
     report::line(format!("block       {} threads", kernel.layout.threads));
@@ -56,13 +56,16 @@ pub fn run(a: PlanArgs) -> CmdResult {
         return Ok(ExitCode::SUCCESS);
     }
     let gpu = Gpu::open(0)?;
-    let mut request = PlanRequest::new(a.k as u32, a.rows, a.width).with_spec(chosen);
+    let mut request = PlanRequest::new(a.k as u32, a.rows, a.width);
+    // Without --spec/--preset the planner chooses: autotune record, else the default map.
+    request.spec = spec;
     if let Some(p) = a.pitch {
         request.pitch = p;
     }
     let plan = Plan::new(&gpu, request)?;
     let props = gpu.props();
     report::line(format!("device      {} (cc {}.{}, {} SMs)", props.name, props.cc_major, props.cc_minor, props.sms));
+    report::line(format!("spec used   {} ({})", plan.spec, describe(&plan.source)));
     report::line(format!("grid        {} CTAs ({} per SM)", plan.grid, plan.ctas_per_sm));
     report::line(format!("spill       {} pairs per worker and buffer", plan.spill_cap));
     report::line(format!("workspace   {} bytes", plan.workspace_bytes));
@@ -71,4 +74,13 @@ pub fn run(a: PlanArgs) -> CmdResult {
         plan.loaded.compile_ms, plan.loaded.outcome
     ));
     Ok(ExitCode::SUCCESS)
+}
+
+fn describe(source: &SpecSource) -> String {
+    match source {
+        SpecSource::Given => "given".into(),
+        SpecSource::Tuned => "autotune record".into(),
+        SpecSource::Default => "default map; no autotune record".into(),
+        SpecSource::DefaultIgnoring(why) => format!("default map; warning: {why}"),
+    }
 }

@@ -15,9 +15,10 @@ pub mod launch;
 pub mod plan;
 pub mod selector;
 pub mod timing;
+pub mod tune;
 
 pub use launch::{LaunchBuffers, RawBuffers, StreamJoin, Workspace};
-pub use plan::{Plan, PlanRequest};
+pub use plan::{Plan, PlanRequest, SpecSource};
 pub use selector::CudaSelector;
 pub mod bench;
 

@@ -108,6 +108,19 @@ pub fn default_spec(k: u32, _m_cap: u32, width: u32) -> Spec {
     }
 }
 
+/// Where a Plan's Spec came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SpecSource {
+    /// The caller gave it.
+    Given,
+    /// The autotune store's fastest exact candidate for this device and shape bucket.
+    Tuned,
+    /// The default map; no autotune record for this device and bucket.
+    Default,
+    /// The default map; an autotune record was ignored for the reason given (a warning).
+    DefaultIgnoring(String),
+}
+
 /// A planned selector: the generated kernel, loaded, and its launch geometry.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -124,6 +137,7 @@ pub struct Plan {
     pub workspace_bytes: u64,
     /// CTAs resident per SM, from the occupancy calculator.
     pub ctas_per_sm: u32,
+    pub source: SpecSource,
 }
 
 /// Words of the control block: work cursor, exit counter, status, padding.
@@ -132,13 +146,38 @@ pub const CONTROL_WORDS: usize = 4;
 const MAX_SPILL: u32 = 16_384;
 
 impl Plan {
-    /// Plans `request` on `gpu`: chooses the Spec (given or default map), generates, compiles
-    /// (through the caches) and sizes the grid and workspace.
+    /// Plans `request` on `gpu`: chooses the Spec (given; else the autotune store's record for
+    /// this device and shape bucket, see [`crate::autotune`]; else the default map), generates,
+    /// compiles (through the caches) and sizes the grid and workspace.
     pub fn new(gpu: &Gpu, request: PlanRequest) -> Result<Plan> {
+        let store = match crate::autotune::Store::default_path() {
+            Some(path) => crate::autotune::Store::load(&path).ok(),
+            None => None,
+        };
+        Plan::with_store(gpu, request, store.as_ref())
+    }
+
+    /// [`Plan::new`] with an explicit autotune store (`None`: default map only).
+    pub fn with_store(
+        gpu: &Gpu,
+        request: PlanRequest,
+        store: Option<&crate::autotune::Store>,
+    ) -> Result<Plan> {
+        use crate::autotune::{candidates, Lookup, ShapeBucket};
         request.check()?;
-        let spec = request
-            .spec
-            .unwrap_or_else(|| default_spec(request.k, request.m_cap, request.width));
+        let (spec, source) = match (request.spec, store) {
+            (Some(spec), _) => (spec, SpecSource::Given),
+            (None, store) => {
+                let default = default_spec(request.k, request.m_cap, request.width);
+                let bucket = ShapeBucket::of(request.k, request.m_cap, request.width);
+                let current = candidates(request.k, request.width);
+                match store.map(|s| s.lookup(&super::tune::device_key(gpu), &bucket, &current)) {
+                    Some(Lookup::Tuned(spec)) => (spec, SpecSource::Tuned),
+                    Some(Lookup::Ignored(why)) => (default, SpecSource::DefaultIgnoring(why)),
+                    Some(Lookup::Missing) | None => (default, SpecSource::Default),
+                }
+            }
+        };
         if spec.k != request.k {
             return Err(Error::Input(format!(
                 "spec has k = {} but the plan asks for K = {}",
@@ -181,6 +220,7 @@ impl Plan {
             spill_cap,
             workspace_bytes,
             ctas_per_sm,
+            source,
         })
     }
 

@@ -1,0 +1,276 @@
+//! Autotuning records: which candidate Spec ran fastest for a shape bucket on a device.
+//!
+//! A sweep times every candidate of a shape bucket (verifying each output), and stores *all*
+//! timings, not only the winner, as JSON keyed by device name, compute capability, driver,
+//! bucket and a checksum of the candidate set. The planner consults the store: a record made
+//! on another device or driver ("foreign"), or for another candidate set ("stale", e.g. after
+//! new kernels were added), is ignored with a reason the caller can print.
+//!
+//! This module is device-independent (it never touches CUDA); the GPU measurement lives in
+//! `cuda::tune`.
+
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec};
+
+/// Version of the JSON layout; records of another version are ignored as stale.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The device a record was measured on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceKey {
+    pub name: String,
+    pub cc_major: u32,
+    pub cc_minor: u32,
+    pub driver_version: i32,
+}
+
+/// Shapes that share a record: K exactly, rows and width rounded up to powers of two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ShapeBucket {
+    pub k: u32,
+    pub rows: u32,
+    pub width: u32,
+}
+
+impl ShapeBucket {
+    pub fn of(k: u32, m_cap: u32, width: u32) -> ShapeBucket {
+        ShapeBucket {
+            k,
+            rows: m_cap.max(1).next_power_of_two(),
+            width: width.max(1).next_power_of_two(),
+        }
+    }
+}
+
+/// One candidate's outcome in a sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// Canonical spec text.
+    pub spec: String,
+    /// Median milliseconds; `None` when the candidate failed (see `error`) or was inexact.
+    pub median_ms: Option<f64>,
+    pub exact: bool,
+    pub error: Option<String>,
+}
+
+/// All timings of one sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub format: u32,
+    pub device: DeviceKey,
+    pub bucket: ShapeBucket,
+    /// The shape the sweep actually ran (inside `bucket`).
+    pub measured_rows: u32,
+    pub measured_width: u32,
+    pub candidates_checksum: String,
+    pub timings: Vec<Timing>,
+    /// Seconds since the Unix epoch.
+    pub measured_at: u64,
+}
+
+impl Record {
+    /// The fastest exact candidate.
+    pub fn best(&self) -> Option<&Timing> {
+        self.timings
+            .iter()
+            .filter(|t| t.exact && t.median_ms.is_some())
+            .min_by(|a, b| a.median_ms.unwrap().total_cmp(&b.median_ms.unwrap()))
+    }
+}
+
+/// What the store says about a shape.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lookup {
+    /// A current record: use this Spec.
+    Tuned(Spec),
+    /// No record for this device and bucket.
+    Missing,
+    /// A record exists but must not be used; the text says why (for a warning).
+    Ignored(String),
+}
+
+/// The candidate Specs swept for a shape: the persistent sampled policies (two strides, two
+/// rescue depths), the persistent exact proposal, and the row-local exact kernels where the
+/// rows fit them.
+pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
+    let base = Spec {
+        k,
+        ..Spec::default()
+    };
+    let sampled = |stride, rescue| Spec {
+        proposal: Proposal::Sampled {
+            stride,
+            rho: Centi(150),
+            rescue: Some(Centi(rescue)),
+        },
+        ..base
+    };
+    let mut out = vec![
+        sampled(128, 250),
+        sampled(128, 175),
+        sampled(64, 250),
+        Spec {
+            proposal: Proposal::Exact,
+            ..base
+        },
+    ];
+    let rowlocal = |variant| Spec {
+        mapping: Mapping::RowLocal(variant),
+        proposal: Proposal::Exact,
+        threads: 1024,
+        ..base
+    };
+    if width <= 65_536 {
+        out.push(rowlocal(RowLocalVariant::Streaming));
+    }
+    if width <= topk_codegen::REGISTER_ITEMS * 1024 {
+        out.push(rowlocal(RowLocalVariant::Register));
+    }
+    out
+}
+
+/// Checksum of a candidate set (order-sensitive canonical texts, codegen version included):
+/// a record made for another set is stale.
+pub fn checksum(candidates: &[Spec]) -> String {
+    let mut h = Sha256::new();
+    h.update(topk_codegen::CODEGEN_VERSION.to_le_bytes());
+    for c in candidates {
+        h.update(c.to_string().as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Times every candidate with `measure` (median ms and exactness, or an error: the sweep goes
+/// on, the candidate scores no time) and reports progress through `progress(done, total, spec)`.
+pub fn sweep(
+    device: DeviceKey,
+    bucket: ShapeBucket,
+    measured: (u32, u32),
+    candidates: &[Spec],
+    mut measure: impl FnMut(&Spec) -> Result<(f64, bool)>,
+    mut progress: impl FnMut(usize, usize, &Spec),
+) -> Record {
+    let mut timings = Vec::with_capacity(candidates.len());
+    for (i, spec) in candidates.iter().enumerate() {
+        progress(i, candidates.len(), spec);
+        timings.push(match measure(spec) {
+            Ok((ms, exact)) => Timing {
+                spec: spec.to_string(),
+                median_ms: exact.then_some(ms),
+                exact,
+                error: (!exact).then(|| "output was not exact".to_string()),
+            },
+            Err(e) => Timing {
+                spec: spec.to_string(),
+                median_ms: None,
+                exact: false,
+                error: Some(e.to_string()),
+            },
+        });
+    }
+    progress(candidates.len(), candidates.len(), candidates.last().unwrap_or(&Spec::default()));
+    Record {
+        format: FORMAT_VERSION,
+        device,
+        bucket,
+        measured_rows: measured.0,
+        measured_width: measured.1,
+        candidates_checksum: checksum(candidates),
+        timings,
+        measured_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    }
+}
+
+/// The JSON store of records.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Store {
+    pub records: Vec<Record>,
+}
+
+impl Store {
+    /// `$TOPK_AUTOTUNE_DB`, else `autotune.json` in the kernel cache directory
+    /// (`$TOPK_CACHE_DIR`, `$XDG_CACHE_HOME/topk`, `~/.cache/topk`).
+    pub fn default_path() -> Option<PathBuf> {
+        if let Some(p) = std::env::var_os("TOPK_AUTOTUNE_DB").filter(|v| !v.is_empty()) {
+            return Some(PathBuf::from(p));
+        }
+        crate::cuda::cache::CacheSettings::from_env()
+            .dir
+            .map(|d| d.join("autotune.json"))
+    }
+
+    /// Reads a store; a missing file is an empty store.
+    pub fn load(path: &Path) -> Result<Store> {
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                Error::Input(format!(
+                    "autotune store {} is not valid JSON ({e}); delete it or run `topk autotune` again",
+                    path.display()
+                ))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
+            Err(e) => Err(Error::Input(format!(
+                "cannot read autotune store {}: {e}",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Writes the store atomically (temp file in the same folder, then rename).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let fail = |e: std::io::Error| {
+            Error::Input(format!(
+                "cannot write autotune store {}: {e}",
+                path.display()
+            ))
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(fail)?;
+        }
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| Error::Input(format!("serializing the autotune store: {e}")))?;
+        let temp = path.with_extension(format!("json.tmp{}", std::process::id()));
+        std::fs::write(&temp, text).map_err(fail)?;
+        std::fs::rename(&temp, path).map_err(fail)
+    }
+
+    /// Replaces the record of the same device and bucket, or adds it.
+    pub fn upsert(&mut self, record: Record) {
+        self.records
+            .retain(|r| !(r.device == record.device && r.bucket == record.bucket));
+        self.records.push(record);
+    }
+
+    /// The tuned Spec for `bucket` on `device`, given the current candidate set.
+    pub fn lookup(&self, device: &DeviceKey, bucket: &ShapeBucket, current: &[Spec]) -> Lookup {
+        let same_bucket: Vec<&Record> = self.records.iter().filter(|r| r.bucket == *bucket).collect();
+        let Some(record) = same_bucket.iter().find(|r| r.device == *device) else {
+            return match same_bucket.first() {
+                Some(other) => Lookup::Ignored(format!(
+                    "the autotune record for this shape was measured on {} (cc {}.{}, driver {}), not on {} (cc {}.{}, driver {})",
+                    other.device.name, other.device.cc_major, other.device.cc_minor, other.device.driver_version,
+                    device.name, device.cc_major, device.cc_minor, device.driver_version
+                )),
+                None => Lookup::Missing,
+            };
+        };
+        if record.format != FORMAT_VERSION || record.candidates_checksum != checksum(current) {
+            return Lookup::Ignored(
+                "the autotune record for this shape was made for another candidate set; run `topk autotune` again"
+                    .to_string(),
+            );
+        }
+        match record.best().map(|t| Spec::parse(&t.spec)) {
+            Some(Ok(spec)) if spec.validate().is_ok() => Lookup::Tuned(spec),
+            Some(_) => Lookup::Ignored("the autotune record names an invalid spec".to_string()),
+            None => Lookup::Ignored("no candidate of the autotune record was exact".to_string()),
+        }
+    }
+}
