@@ -11,6 +11,7 @@ mod roles;
 pub mod safetensors;
 
 pub use array_file::{Array, ArrayFile, FileDtype};
+pub use atomic::AtomicFile;
 pub use element::{Element, ElementType};
 pub use error::{IoError, Result};
 pub use roles::{read_indices, read_lengths, read_scores, Indices, Scores};

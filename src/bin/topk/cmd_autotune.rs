@@ -77,7 +77,9 @@ pub fn run(a: AutotuneArgs) -> CmdResult {
             }
             match record.best() {
                 Some(best) => report::line(format!("  best: {}", best.spec)),
-                None => report::line("  no candidate was exact: nothing will be used from this record"),
+                None => {
+                    report::line("  no candidate was exact: nothing will be used from this record")
+                }
             }
             store.upsert(record);
             store.save(&path)?;

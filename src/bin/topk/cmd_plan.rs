@@ -43,7 +43,9 @@ pub fn run(a: PlanArgs) -> CmdResult {
     let spec = a.spec.resolve(a.k)?;
     let chosen = spec.unwrap_or_else(|| default_spec(a.k as u32, a.rows, a.width));
     let kernel = topk_codegen::generate(&chosen)?;
-    report::line(format!("spec        {chosen} (without a device: given, or the default map)"));
+    report::line(format!(
+        "spec        {chosen} (without a device: given, or the default map)"
+    ));
     report::line(format!("family      {}", kernel.family.name()));
     report::line(format!("entry       {}", kernel.entry));
     report::line(format!("block       {} threads", kernel.layout.threads));
@@ -64,10 +66,23 @@ pub fn run(a: PlanArgs) -> CmdResult {
     }
     let plan = Plan::new(&gpu, request)?;
     let props = gpu.props();
-    report::line(format!("device      {} (cc {}.{}, {} SMs)", props.name, props.cc_major, props.cc_minor, props.sms));
-    report::line(format!("spec used   {} ({})", plan.spec, describe(&plan.source)));
-    report::line(format!("grid        {} CTAs ({} per SM)", plan.grid, plan.ctas_per_sm));
-    report::line(format!("spill       {} pairs per worker and buffer", plan.spill_cap));
+    report::line(format!(
+        "device      {} (cc {}.{}, {} SMs)",
+        props.name, props.cc_major, props.cc_minor, props.sms
+    ));
+    report::line(format!(
+        "spec used   {} ({})",
+        plan.spec,
+        describe(&plan.source)
+    ));
+    report::line(format!(
+        "grid        {} CTAs ({} per SM)",
+        plan.grid, plan.ctas_per_sm
+    ));
+    report::line(format!(
+        "spill       {} pairs per worker and buffer",
+        plan.spill_cap
+    ));
     report::line(format!("workspace   {} bytes", plan.workspace_bytes));
     report::line(format!(
         "compile     {:.1} ms ({:?})",

@@ -1,17 +1,20 @@
 //! `topk`: exact Top-K selection of long ragged score rows from the command line.
 
 mod args;
+mod cmd_autotune;
 mod cmd_bench;
 mod cmd_codegen;
 mod cmd_demo;
 mod cmd_gen;
 mod cmd_kernels;
 mod cmd_plan;
+mod cmd_plot;
 mod cmd_select;
 mod cmd_spec;
 mod cmd_verify;
 mod error;
 mod inputs;
+mod plot;
 mod progress;
 mod report;
 
@@ -45,7 +48,9 @@ enum Command {
     Spec(cmd_spec::SpecArgs),
     Codegen(cmd_codegen::CodegenArgs),
     Kernels(cmd_kernels::KernelsArgs),
+    Autotune(cmd_autotune::AutotuneArgs),
     Plan(cmd_plan::PlanArgs),
+    Plot(cmd_plot::PlotArgs),
 }
 
 /// Exit status of a command that ran to the end but found its result wanting (a contract
@@ -65,7 +70,9 @@ fn main() -> ExitCode {
         Command::Spec(a) => cmd_spec::run(a),
         Command::Codegen(a) => cmd_codegen::run(a),
         Command::Kernels(a) => cmd_kernels::run(a),
+        Command::Autotune(a) => cmd_autotune::run(a),
         Command::Plan(a) => cmd_plan::run(a),
+        Command::Plot(a) => cmd_plot::run(a),
     };
     match result {
         Ok(code) => code,

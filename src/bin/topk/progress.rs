@@ -33,9 +33,10 @@ pub fn spinner(message: &str) -> ProgressBar {
 
 /// A bar over `total` autotune candidates.
 pub fn candidates(total: u64, message: &str) -> ProgressBar {
-    let style = ProgressStyle::with_template("{msg} [{wide_bar}] {pos}/{len} candidates, eta {eta}")
-        .expect("valid template")
-        .progress_chars("=> ");
+    let style =
+        ProgressStyle::with_template("{msg} [{wide_bar}] {pos}/{len} candidates, eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> ");
     ProgressBar::new(total)
         .with_style(style)
         .with_message(message.to_string())
