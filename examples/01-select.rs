@@ -14,7 +14,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A terminal causal window: row r holds width - rows + r + 1 valid scores.
     let lengths = causal_window(rows, width);
     let data = generate(Profile::Indexer, 7, k as u32, 0, &lengths, width, width)?;
-    let scores = ScoreMatrix { data: &data, rows, width, pitch: width, lengths: &lengths };
+    let scores = ScoreMatrix {
+        data: &data,
+        rows,
+        width,
+        pitch: width,
+        lengths: &lengths,
+    };
 
     // `auto` takes the GPU when one is usable, otherwise the CPU backend (same algorithm).
     let backend = resolve("auto")?;
@@ -29,9 +35,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Exactness (paper eq. 30): no unselected valid score exceeds a selected one.
     let report = verify(&scores, k, &out, k)?;
-    println!("exact    {} ({} rows checked)", report.is_exact(), report.rows_checked);
+    println!(
+        "exact    {} ({} rows checked)",
+        report.is_exact(),
+        report.rows_checked
+    );
     let mut row0: Vec<i32> = out[..k].to_vec();
     row0.sort_unstable();
-    println!("row 0    first indices {:?} ... last {:?}", &row0[..4], &row0[k - 4..]);
+    println!(
+        "row 0    first indices {:?} ... last {:?}",
+        &row0[..4],
+        &row0[k - 4..]
+    );
     Ok(())
 }

@@ -6,8 +6,8 @@
 //! cargo run --release --example 02-graph-capture      # needs a CUDA GPU (cc >= 8.0)
 //! ```
 
-use topk::runtime::cuda::cudarc::driver::sys;
 use topk::runtime::cpu::verify;
+use topk::runtime::cuda::cudarc::driver::sys;
 use topk::runtime::cuda::{Gpu, LaunchBuffers, Plan, PlanRequest, Workspace};
 use topk::runtime::data::{generate, Profile};
 use topk::runtime::ScoreMatrix;
@@ -25,7 +25,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let plan = Plan::new(&gpu, PlanRequest::new(k as u32, m_cap as u32, width as u32))?;
     let stream = gpu.stream().clone();
     let mut ws = Workspace::new(&plan, &stream)?;
-    println!("planned {} ({} CTAs, {} workspace bytes)", plan.spec, plan.grid, plan.workspace_bytes);
+    println!(
+        "planned {} ({} CTAs, {} workspace bytes)",
+        plan.spec, plan.grid, plan.workspace_bytes
+    );
 
     let full: Vec<i32> = vec![width as i32; m_cap];
     let data = generate(Profile::Indexer, 3, k as u32, 0, &full, width, width)?;
@@ -38,21 +41,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         let (s, l, r) = (scores.slice(..), lengths.slice(..), live.slice(..));
         let mut o = out.slice_mut(..);
-        let io = LaunchBuffers { scores: &s, lengths: &l, live_rows: &r, out: &mut o, row_info: None };
+        let io = LaunchBuffers {
+            scores: &s,
+            lengths: &l,
+            live_rows: &r,
+            out: &mut o,
+            row_info: None,
+        };
         plan.launch(&stream, io, &mut ws)?;
     }
-    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0))?.ok_or("empty capture")?;
+    let graph = stream
+        .end_capture(sys::CUgraphInstantiate_flags(0))?
+        .ok_or("empty capture")?;
 
     for (step, live_rows) in [(0usize, 64usize), (1, 40), (2, 9)] {
         // A new batch: shorter rows, fewer of them. Only device buffers change.
-        let new_lengths: Vec<i32> = (0..m_cap).map(|r| (width / (step + 1) - r) as i32).collect();
+        let new_lengths: Vec<i32> = (0..m_cap)
+            .map(|r| (width / (step + 1) - r) as i32)
+            .collect();
         stream.memcpy_htod(&new_lengths, &mut lengths)?;
         stream.memcpy_htod(&[live_rows as i32], &mut live)?;
         graph.launch()?;
         let host = stream.clone_dtoh(&out)?;
-        let view = ScoreMatrix { data: &data, rows: live_rows, width, pitch: width, lengths: &new_lengths[..live_rows] };
+        let view = ScoreMatrix {
+            data: &data,
+            rows: live_rows,
+            width,
+            pitch: width,
+            lengths: &new_lengths[..live_rows],
+        };
         let report = verify(&view, k, &host, k)?;
-        println!("replay {step}: {live_rows} live rows, exact = {}", report.is_exact());
+        println!(
+            "replay {step}: {live_rows} live rows, exact = {}",
+            report.is_exact()
+        );
     }
     println!("status word after the replays: {:#x}", ws.status(&stream)?);
     Ok(())

@@ -21,13 +21,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let (k, rows, width) = (2048u32, 512u32, 131_072u32);
     // Every candidate is planned, timed as graph replays and verified; all timings are kept.
-    let record = tune_shape(&gpu, k, rows, width, Profile::Indexer.code(), TimingProtocol::default(), |i, n, spec| {
-        if i < n {
-            println!("[{}/{n}] {spec}", i + 1);
-        }
-    })?;
+    let record = tune_shape(
+        &gpu,
+        k,
+        rows,
+        width,
+        Profile::Indexer.code(),
+        TimingProtocol::default(),
+        |i, n, spec| {
+            if i < n {
+                println!("[{}/{n}] {spec}", i + 1);
+            }
+        },
+    )?;
     for t in &record.timings {
-        println!("{:>10}  {}", t.median_ms.map_or("-".into(), |ms| format!("{ms:.4} ms")), t.spec);
+        println!(
+            "{:>10}  {}",
+            t.median_ms.map_or("-".into(), |ms| format!("{ms:.4} ms")),
+            t.spec
+        );
     }
     let path = std::env::temp_dir().join("topk-example-autotune.json");
     let mut store = Store::load(&path)?;
@@ -35,6 +47,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     store.save(&path)?;
     // The planner takes the fastest exact candidate for this device and shape bucket.
     let plan = Plan::with_store(&gpu, PlanRequest::new(k, rows, width), Some(&store))?;
-    println!("planned {} ({:?}); store at {}", plan.spec, plan.source, path.display());
+    println!(
+        "planned {} ({:?}); store at {}",
+        plan.spec,
+        plan.source,
+        path.display()
+    );
     Ok(())
 }

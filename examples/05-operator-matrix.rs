@@ -16,7 +16,10 @@ use topk::Spec;
 
 fn parse_shapes(arg: &str) -> Vec<(usize, usize)> {
     match arg {
-        "matrix" => shapes::operator_matrix().iter().map(|s| (s.rows, s.width)).collect(),
+        "matrix" => shapes::operator_matrix()
+            .iter()
+            .map(|s| (s.rows, s.width))
+            .collect(),
         "quick" => vec![(512, 131_072), (2048, 262_144), (512, 1_048_576)],
         list => list
             .split(',')
@@ -33,7 +36,9 @@ fn main() {
     let profile = Profile::from_str(args.first().map(String::as_str).unwrap_or("indexer"))
         .unwrap_or_else(|e| panic!("profile: {e}"));
     let shapes = parse_shapes(args.get(1).map(String::as_str).unwrap_or("quick"));
-    let spec = args.get(2).map(|t| Spec::parse(t).unwrap_or_else(|e| panic!("{e}")));
+    let spec = args
+        .get(2)
+        .map(|t| Spec::parse(t).unwrap_or_else(|e| panic!("{e}")));
     let k = spec.map(|s| s.k).unwrap_or(2048);
     let gpu = match Gpu::open(0) {
         Ok(g) => g,
@@ -62,7 +67,10 @@ fn main() {
             r.floor_ms,
             r.timing.median_ms / r.floor_ms,
             r.exact,
-            format!("{}/{}/{}/{}", r.routes.rows[1], r.routes.rows[2], r.routes.rows[3], r.routes.rows[4]),
+            format!(
+                "{}/{}/{}/{}",
+                r.routes.rows[1], r.routes.rows[2], r.routes.rows[3], r.routes.rows[4]
+            ),
             r.routes.candidates as f64 / long as f64,
             r.spec
         );
@@ -74,7 +82,10 @@ fn main() {
             r.ctas_per_sm, r.spec
         );
         if !r.exact {
-            eprintln!("INEXACT rows (first 10): {:?}", &r.bad_rows[..r.bad_rows.len().min(10)]);
+            eprintln!(
+                "INEXACT rows (first 10): {:?}",
+                &r.bad_rows[..r.bad_rows.len().min(10)]
+            );
         }
     }
 }

@@ -16,9 +16,9 @@ cargo test --workspace -- --skip "$preset_test"
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-cargo test -p topk-runtime --test nvrtc_presets -- --exact "$preset_test" --nocapture 2>&1 \
+cargo test --workspace --test nvrtc_presets -- --exact "$preset_test" --nocapture 2>&1 \
   | tee "$log"
-if grep -q "^skipped $preset_test" "$log"; then
+if grep -q "skipped $preset_test" "$log"; then
   case "${CI:-}" in
     "" | 0 | false)
       echo "note: $preset_test skipped: libnvrtc could not be loaded from $lib" >&2

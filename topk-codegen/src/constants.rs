@@ -22,27 +22,107 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         writeln!(s, "constexpr {ty} {name} = {value};  // {why}").unwrap();
     };
     c("K", "int", spec.k.to_string(), "rank");
-    c("THREADS", "int", spec.threads.to_string(), "threads per CTA");
-    c("NUM_WARPS", "int", (spec.threads / 32).to_string(), "warps per CTA");
-    c("MIN_BLOCKS", "int", layout.min_blocks.to_string(), "CTAs per SM (launch bounds)");
-    c("UNROLL", "int", UNROLL.to_string(), "float4 loads in flight per thread");
-    c("VIEW_BATCH", "int", VIEW_BATCH.to_string(), "view loads in flight per thread");
-    c("COARSE_SHIFT", "u32", spec.coarse_shift().to_string(), "FP16 key -> coarse bin");
-    c("COARSE_BINS", "int", spec.coarse_bins().to_string(), "coarse bins (eq. 11)");
+    c(
+        "THREADS",
+        "int",
+        spec.threads.to_string(),
+        "threads per CTA",
+    );
+    c(
+        "NUM_WARPS",
+        "int",
+        (spec.threads / 32).to_string(),
+        "warps per CTA",
+    );
+    c(
+        "MIN_BLOCKS",
+        "int",
+        layout.min_blocks.to_string(),
+        "CTAs per SM (launch bounds)",
+    );
+    c(
+        "UNROLL",
+        "int",
+        UNROLL.to_string(),
+        "float4 loads in flight per thread",
+    );
+    c(
+        "VIEW_BATCH",
+        "int",
+        VIEW_BATCH.to_string(),
+        "view loads in flight per thread",
+    );
+    c(
+        "COARSE_SHIFT",
+        "u32",
+        spec.coarse_shift().to_string(),
+        "FP16 key -> coarse bin",
+    );
+    c(
+        "COARSE_BINS",
+        "int",
+        spec.coarse_bins().to_string(),
+        "coarse bins (eq. 11)",
+    );
     let hist = spec.coarse_bins().max(spec.digit_bins());
-    c("HIST_BINS", "int", hist.to_string(), "the one reused shared histogram");
-    c("NUM_DIGITS", "int", widths.len().to_string(), "FP32 refinement digits");
-    c("SAMPLED", "bool", sampled.to_string(), "stride-view proposal (else exact coarse)");
+    c(
+        "HIST_BINS",
+        "int",
+        hist.to_string(),
+        "the one reused shared histogram",
+    );
+    c(
+        "NUM_DIGITS",
+        "int",
+        widths.len().to_string(),
+        "FP32 refinement digits",
+    );
+    c(
+        "SAMPLED",
+        "bool",
+        sampled.to_string(),
+        "stride-view proposal (else exact coarse)",
+    );
     c("STRIDE", "int", stride.to_string(), "view stride s");
     c("SAMPLE_RANK", "int", q.to_string(), "q = ceil(rho K / s)");
-    c("RESCUE", "bool", q1.is_some().to_string(), "nested rescue boundary");
-    c("RESCUE_RANK", "int", q1.unwrap_or(q).to_string(), "q1 = ceil(rescue K / s)");
-    c("MIN_VIEW", "int", q1.unwrap_or(q).to_string(), "samples a usable view needs");
-    c("CAP", "int", layout.frontier_cap.to_string(), "shared frontier capacity per buffer");
+    c(
+        "RESCUE",
+        "bool",
+        q1.is_some().to_string(),
+        "nested rescue boundary",
+    );
+    c(
+        "RESCUE_RANK",
+        "int",
+        q1.unwrap_or(q).to_string(),
+        "q1 = ceil(rescue K / s)",
+    );
+    c(
+        "MIN_VIEW",
+        "int",
+        q1.unwrap_or(q).to_string(),
+        "samples a usable view needs",
+    );
+    c(
+        "CAP",
+        "int",
+        layout.frontier_cap.to_string(),
+        "shared frontier capacity per buffer",
+    );
     if family != Family::Persistent {
         let register = family == Family::RowLocalRegister;
-        c("REGISTER_ROW", "bool", register.to_string(), "row held in registers");
-        c("REG_ITEMS", "int", REGISTER_ITEMS.to_string(), "scores per thread in the register tile");
+        c(
+            "REGISTER_ROW",
+            "bool",
+            register.to_string(),
+            "row held in registers",
+        );
+        c(
+            "REG_ITEMS",
+            "int",
+            REGISTER_ITEMS.to_string(),
+            "scores per thread in the register tile",
+        );
     }
     writeln!(s, "#define ENTRY {entry}").unwrap();
     let select = |vals: Vec<String>| -> String {

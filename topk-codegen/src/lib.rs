@@ -47,7 +47,10 @@ pub fn spec_hash(spec: &Spec) -> String {
     let mut h = Sha256::new();
     h.update(spec.to_string().as_bytes());
     h.update(CODEGEN_VERSION.to_le_bytes());
-    h.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Generate the CUDA source of `spec`. Same Spec -> same bytes.

@@ -141,7 +141,10 @@ pub fn checksum(candidates: &[Spec]) -> String {
         h.update(c.to_string().as_bytes());
         h.update([0u8]);
     }
-    h.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Times every candidate with `measure` (median ms and exactness, or an error: the sweep goes
@@ -172,7 +175,11 @@ pub fn sweep(
             },
         });
     }
-    progress(candidates.len(), candidates.len(), candidates.last().unwrap_or(&Spec::default()));
+    progress(
+        candidates.len(),
+        candidates.len(),
+        candidates.last().unwrap_or(&Spec::default()),
+    );
     Record {
         format: FORMAT_VERSION,
         device,
@@ -250,7 +257,11 @@ impl Store {
 
     /// The tuned Spec for `bucket` on `device`, given the current candidate set.
     pub fn lookup(&self, device: &DeviceKey, bucket: &ShapeBucket, current: &[Spec]) -> Lookup {
-        let same_bucket: Vec<&Record> = self.records.iter().filter(|r| r.bucket == *bucket).collect();
+        let same_bucket: Vec<&Record> = self
+            .records
+            .iter()
+            .filter(|r| r.bucket == *bucket)
+            .collect();
         let Some(record) = same_bucket.iter().find(|r| r.device == *device) else {
             return match same_bucket.first() {
                 Some(other) => Lookup::Ignored(format!(

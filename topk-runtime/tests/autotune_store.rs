@@ -6,21 +6,33 @@ use topk_runtime::autotune::{candidates, checksum, sweep, DeviceKey, Lookup, Sha
 use topk_runtime::Error;
 
 fn h200() -> DeviceKey {
-    DeviceKey { name: "NVIDIA H200".into(), cc_major: 9, cc_minor: 0, driver_version: 13000 }
+    DeviceKey {
+        name: "NVIDIA H200".into(),
+        cc_major: 9,
+        cc_minor: 0,
+        driver_version: 13000,
+    }
 }
 
 fn fake_record(device: DeviceKey, k: u32, rows: u32, width: u32) -> topk_runtime::autotune::Record {
     let set = candidates(k, width);
     // Candidate i takes 1 + i ms, except: #0 fails, #1 is inexact. So #2 must win.
     let mut i = 0;
-    sweep(device, ShapeBucket::of(k, rows, width), (rows, width), &set, |_| {
-        i += 1;
-        match i {
-            1 => Err(Error::Cuda("launch failed".into())),
-            2 => Ok((0.5, false)),
-            n => Ok((n as f64, true)),
-        }
-    }, |_, _, _| {})
+    sweep(
+        device,
+        ShapeBucket::of(k, rows, width),
+        (rows, width),
+        &set,
+        |_| {
+            i += 1;
+            match i {
+                1 => Err(Error::Cuda("launch failed".into())),
+                2 => Ok((0.5, false)),
+                n => Ok((n as f64, true)),
+            }
+        },
+        |_, _, _| {},
+    )
 }
 
 #[test]
@@ -36,7 +48,11 @@ fn a_sweep_keeps_every_timing_and_the_best_is_the_fastest_exact_one() {
     let r = fake_record(h200(), 2048, 512, 131_072);
     let set = candidates(2048, 131_072);
     assert_eq!(r.timings.len(), set.len());
-    assert!(r.timings[0].error.as_deref().unwrap().contains("launch failed"));
+    assert!(r.timings[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("launch failed"));
     assert!(!r.timings[1].exact && r.timings[1].median_ms.is_none());
     assert_eq!(r.best().unwrap().spec, set[2].to_string());
     assert_eq!(r.candidates_checksum, checksum(&set));
@@ -46,7 +62,11 @@ fn a_sweep_keeps_every_timing_and_the_best_is_the_fastest_exact_one() {
 fn the_store_round_trips_and_upsert_replaces_the_same_device_and_bucket() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sub").join("autotune.json");
-    assert_eq!(Store::load(&path).unwrap(), Store::default(), "a missing file is an empty store");
+    assert_eq!(
+        Store::load(&path).unwrap(),
+        Store::default(),
+        "a missing file is an empty store"
+    );
     let mut store = Store::default();
     store.upsert(fake_record(h200(), 2048, 512, 131_072));
     store.upsert(fake_record(h200(), 2048, 512, 131_072));
@@ -72,12 +92,18 @@ fn lookup_uses_only_current_records_of_the_same_device() {
     let mut h100 = h200();
     h100.name = "NVIDIA H100".into();
     match store.lookup(&h100, &bucket, &set) {
-        Lookup::Ignored(why) => assert!(why.contains("NVIDIA H200") && why.contains("NVIDIA H100"), "{why}"),
+        Lookup::Ignored(why) => assert!(
+            why.contains("NVIDIA H200") && why.contains("NVIDIA H100"),
+            "{why}"
+        ),
         other => panic!("{other:?}"),
     }
     let mut newer = h200();
     newer.driver_version += 10;
-    assert!(matches!(store.lookup(&newer, &bucket, &set), Lookup::Ignored(_)));
+    assert!(matches!(
+        store.lookup(&newer, &bucket, &set),
+        Lookup::Ignored(_)
+    ));
     // A changed candidate set makes the record stale.
     let fewer: Vec<Spec> = set[..2].to_vec();
     match store.lookup(&h200(), &bucket, &fewer) {

@@ -71,7 +71,7 @@ fn family_value(family: &str, rng: &mut Rng, i: usize, len: usize, k: usize) -> 
         "sorted-asc" => i as f32 * 1e-3,
         "sorted-desc" => -(i as f32) * 1e-3,
         "periodic" => {
-            if i % 128 == 0 {
+            if i.is_multiple_of(128) {
                 10.0 + rng.unit()
             } else {
                 rng.unit()
@@ -539,17 +539,24 @@ fn nan_and_bad_lengths_are_reported() {
 fn device_generator_reproduces_the_cpu_generator_bit_for_bit() {
     use topk_runtime::cuda::bench::DeviceMatrix;
     use topk_runtime::data::{generate, Profile};
-    let Some(gpu) = gpu_or_skip("device_generator_reproduces_the_cpu_generator_bit_for_bit") else { return };
+    let Some(gpu) = gpu_or_skip("device_generator_reproduces_the_cpu_generator_bit_for_bit") else {
+        return;
+    };
     let (rows, width, pitch) = (37usize, 9_001usize, 9_003usize);
     let lengths: Vec<i32> = (0..rows).map(|r| (r * 250 % (width + 1)) as i32).collect();
     for profile in Profile::ALL {
         let host = generate(profile, 42, 2048, 0, &lengths, width, pitch).unwrap();
-        let dev = DeviceMatrix::generate(&gpu, profile.code(), 42, 2048, &lengths, width, pitch).unwrap();
+        let dev =
+            DeviceMatrix::generate(&gpu, profile.code(), 42, 2048, &lengths, width, pitch).unwrap();
         let back = gpu.stream().clone_dtoh(&dev.scores).unwrap();
         for r in 0..rows {
             for c in 0..width {
                 let (a, b) = (host[r * pitch + c], back[r * pitch + c]);
-                assert_eq!(a.to_bits(), b.to_bits(), "{profile:?} row {r} col {c}: cpu {a} gpu {b}");
+                assert_eq!(
+                    a.to_bits(),
+                    b.to_bits(),
+                    "{profile:?} row {r} col {c}: cpu {a} gpu {b}"
+                );
             }
         }
     }
@@ -558,19 +565,27 @@ fn device_generator_reproduces_the_cpu_generator_bit_for_bit() {
 #[test]
 fn every_generator_profile_is_exact_route_for_route() {
     use topk_runtime::data::{generate, Profile};
-    let Some(gpu) = gpu_or_skip("every_generator_profile_is_exact_route_for_route") else { return };
+    let Some(gpu) = gpu_or_skip("every_generator_profile_is_exact_route_for_route") else {
+        return;
+    };
     for &k in &[512u32, 2048] {
         for spec in specs(k) {
             for profile in Profile::ALL {
                 let (rows, width) = (40usize, 65_536usize);
                 let ks = k as usize;
-                let mut lengths: Vec<i32> = (0..rows).map(|r| (width - rows + r + 1) as i32).collect();
+                let mut lengths: Vec<i32> =
+                    (0..rows).map(|r| (width - rows + r + 1) as i32).collect();
                 for (slot, len) in [0, 1, ks - 1, ks, ks + 1].into_iter().enumerate() {
                     lengths[slot] = len as i32;
                 }
                 let pitch = width + 1;
                 let data = generate(profile, 7, k, 0, &lengths, width, pitch).unwrap();
-                let case = Case { data, lengths, width, pitch };
+                let case = Case {
+                    data,
+                    lengths,
+                    width,
+                    pitch,
+                };
                 check_against_cpu(&gpu, spec, &case, &format!("{spec} / {profile}"));
             }
         }
@@ -581,11 +596,18 @@ fn every_generator_profile_is_exact_route_for_route() {
 fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
     use cudarc::driver::{sys, DevicePtr, DevicePtrMut};
     use topk_runtime::cuda::launch::{RawBuffers, StreamJoin};
-    let Some(gpu) = gpu_or_skip("raw_launch_orders_on_a_callers_stream_and_inside_its_graph") else { return };
+    let Some(gpu) = gpu_or_skip("raw_launch_orders_on_a_callers_stream_and_inside_its_graph")
+    else {
+        return;
+    };
     let k = 2048usize;
     let rows = 12usize;
     let case = make_case("gauss", 21, rows, 90_000, 90_000, k);
-    let plan = Plan::new(&gpu, PlanRequest::new(k as u32, rows as u32, case.width as u32)).unwrap();
+    let plan = Plan::new(
+        &gpu,
+        PlanRequest::new(k as u32, rows as u32, case.width as u32),
+    )
+    .unwrap();
     let ours = gpu.stream().clone();
     let caller = gpu.ctx().new_stream().unwrap();
     let mut ws = Workspace::new(&plan, &ours).unwrap();
@@ -600,17 +622,34 @@ fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
     let (r, _g3) = d_r.device_ptr(&ours);
     let (o, _g4) = d_o.device_ptr_mut(&ours);
     // Captured on the caller's stream: the selector joins the capture through the events.
-    caller.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
-    let io = RawBuffers { scores: s, lengths: l, live_rows: r, out: o, row_info: 0 };
+    caller
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .unwrap();
+    let io = RawBuffers {
+        scores: s,
+        lengths: l,
+        live_rows: r,
+        out: o,
+        row_info: 0,
+    };
     unsafe { plan.launch_on_stream(&ours, caller.cu_stream(), &join, io, &mut ws) }.unwrap();
-    let graph = caller.end_capture(sys::CUgraphInstantiate_flags(0)).unwrap().expect("a graph");
+    let graph = caller
+        .end_capture(sys::CUgraphInstantiate_flags(0))
+        .unwrap()
+        .expect("a graph");
     for _ in 0..3 {
         graph.launch().unwrap();
     }
     caller.synchronize().unwrap();
     drop((_g1, _g2, _g3, _g4));
     let out = ours.clone_dtoh(&d_o).unwrap();
-    let m = ScoreMatrix { data: &case.data, rows, width: case.width, pitch: case.pitch, lengths: &case.lengths };
+    let m = ScoreMatrix {
+        data: &case.data,
+        rows,
+        width: case.width,
+        pitch: case.pitch,
+        lengths: &case.lengths,
+    };
     let rep = cpu::verify(&m, k, &out, k).unwrap();
     assert!(rep.is_exact(), "{:?}", rep.violations);
 }

@@ -1,8 +1,8 @@
 //! The textbook CPU selector the demo compares against: per row, copy (score, index) pairs and
 //! partition them with `select_nth_unstable_by`.
 
-use crate::input::{check_indices, check_k, check_matrix};
 use super::output::write_short_row;
+use crate::input::{check_indices, check_k, check_matrix};
 use crate::{Error, Result, ScoreMatrix};
 use rayon::prelude::*;
 

@@ -1,8 +1,8 @@
 //! Brute-force exact Top-K: sort each row by (descending key, index). Slow and obviously right;
 //! it shares nothing with the selector beyond the FP32 key.
 
-use crate::input::{check_indices, check_k, check_matrix};
 use super::output::write_short_row;
+use crate::input::{check_indices, check_k, check_matrix};
 use crate::{keys, Error, Result, ScoreMatrix};
 use rayon::prelude::*;
 

@@ -2,12 +2,12 @@
 
 use super::certify::{certify_and_collect, collect_band};
 use super::exact_coarse::exact_coarse_frontier;
-use crate::input::{check_indices, check_k, check_matrix};
 use super::output::{write_short_row, OutRow};
 use super::params::Params;
 use super::propose::propose_boundary;
 use super::refine::Frontier;
 use super::scan::{first_nan, Staging};
+use crate::input::{check_indices, check_k, check_matrix};
 use crate::{Error, Result, Route, RouteStats, ScoreMatrix};
 use rayon::prelude::*;
 use topk_dsl::Spec;

@@ -1,8 +1,8 @@
 //! The exactness check of paper eq. 30 and the short-row sentinel contract (§2.1), in O(L) per
 //! row: it compares values, so it accepts any tie-breaking and needs no reference output.
 
-use crate::input::{check_indices, check_k, check_matrix};
 use super::scan::first_nan;
+use crate::input::{check_indices, check_k, check_matrix};
 use crate::{Error, Result, ScoreMatrix};
 use rayon::prelude::*;
 use std::fmt;

@@ -255,7 +255,8 @@ impl Plan {
         // SAFETY: both events and streams are live in this context; the caller vouches for
         // `caller` and the pointers.
         unsafe {
-            event::record(join.fork.cu_event(), caller).map_err(|e| err("recording the fork event", e))?;
+            event::record(join.fork.cu_event(), caller)
+                .map_err(|e| err("recording the fork event", e))?;
             cu_stream::wait_event(stream.cu_stream(), join.fork.cu_event(), flags)
                 .map_err(|e| err("waiting for the caller's stream", e))?;
             self.launch_raw(stream, io, ws)?;

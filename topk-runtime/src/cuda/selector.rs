@@ -4,8 +4,8 @@
 use super::device::Gpu;
 use super::launch::{status, LaunchBuffers, Workspace};
 use super::plan::{Plan, PlanRequest};
-use crate::routes::{Route, RouteStats};
 use crate::input::{check_indices, check_matrix};
+use crate::routes::{Route, RouteStats};
 use crate::{Error, Result, ScoreMatrix};
 
 /// A planned selector with its workspace, for scores in host memory.

@@ -31,7 +31,15 @@ pub fn tune_shape(
     progress: impl FnMut(usize, usize, &Spec),
 ) -> Result<Record> {
     let lengths = crate::data::shapes::causal_window(rows as usize, width as usize);
-    let m = DeviceMatrix::generate(gpu, profile_code, 1, k, &lengths, width as usize, width as usize)?;
+    let m = DeviceMatrix::generate(
+        gpu,
+        profile_code,
+        1,
+        k,
+        &lengths,
+        width as usize,
+        width as usize,
+    )?;
     let set = candidates(k, width);
     Ok(sweep(
         device_key(gpu),
