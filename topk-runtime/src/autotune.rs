@@ -100,23 +100,28 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
         k,
         ..Spec::default()
     };
-    let sampled = |stride, rescue| Spec {
-        proposal: Proposal::Sampled {
-            stride,
-            rho: Centi(150),
-            rescue: Some(Centi(rescue)),
-        },
+    let exact = Spec {
+        proposal: Proposal::Exact,
         ..base
     };
-    let mut out = vec![
-        sampled(128, 250),
-        sampled(128, 175),
-        sampled(64, 250),
-        Spec {
-            proposal: Proposal::Exact,
+    let mut out = Vec::new();
+    // The default sampled policy, its paper-constant rescue, and a twice denser view.
+    if let Proposal::Sampled { stride, rho, .. } = crate::cuda::plan::sampled_proposal(k) {
+        let sampled = |stride, rescue| Spec {
+            proposal: Proposal::Sampled {
+                stride,
+                rho,
+                rescue: Some(Centi(rescue)),
+            },
             ..base
-        },
-    ];
+        };
+        out.extend([
+            sampled(stride, 250),
+            sampled(stride, 175),
+            sampled((stride / 2).max(2), 250),
+        ]);
+    }
+    out.push(exact);
     let rowlocal = |variant| Spec {
         mapping: Mapping::RowLocal(variant),
         proposal: Proposal::Exact,

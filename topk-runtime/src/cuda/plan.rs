@@ -75,17 +75,13 @@ impl PlanRequest {
 /// The default execution map (paper Fig. 6, simplified to the families generated so far):
 /// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
 /// the width where sampling starts to pay (paper §6.4: 32K-64K), persistent sampled above.
-/// The sampled policy keeps the paper's stride 128 and rho = 1.5 but rescues at 2.5K instead
-/// of 1.75K: on exchangeable rows that turns most exact recoveries (a tail of several row
-/// passes on one CTA) into one cheap band pass (bench/RESULTS.md).
+/// The sampled policy keeps the paper's stride 128 and rho = 1.5 at K = 2048 but rescues at
+/// 2.5K instead of 1.75K: on exchangeable rows that turns most exact recoveries (a tail of
+/// several row passes on one CTA) into one cheap band pass (bench/RESULTS.md).
 pub fn default_spec(k: u32, _m_cap: u32, width: u32) -> Spec {
     let base = Spec {
         k,
-        proposal: Proposal::Sampled {
-            stride: 128,
-            rho: Centi(150),
-            rescue: Some(Centi(250)),
-        },
+        proposal: sampled_proposal(k),
         ..Spec::default()
     };
     let register_tile = topk_codegen::REGISTER_ITEMS * 1024;
@@ -105,6 +101,32 @@ pub fn default_spec(k: u32, _m_cap: u32, width: u32) -> Spec {
         }
     } else {
         base
+    }
+}
+
+/// The default sampled proposal for rank `k`: stride 128 at K >= 2048; for smaller K the
+/// stride shrinks with K so the view keeps the same sample rank (q = ceil(1.5 K / s) = 24), whose
+/// calibration the K = 2048 measurements rest on (at K = 512 a stride-128 view would hold only
+/// 6 samples above the target). Below K = 256 the view would cost more than an eighth of the
+/// row, and the exact proposal is used instead. Only K = 2048 has been timed on a GPU so far.
+pub fn sampled_proposal(k: u32) -> Proposal {
+    let stride = if k >= 2048 {
+        128
+    } else {
+        let s = 128 * k / 2048;
+        if s == 0 {
+            0
+        } else {
+            1 << (31 - s.leading_zeros())
+        }
+    };
+    if stride < 16 {
+        return Proposal::Exact;
+    }
+    Proposal::Sampled {
+        stride,
+        rho: Centi(150),
+        rescue: Some(Centi(250)),
     }
 }
 
