@@ -68,3 +68,42 @@ fn report_endpoint_share_and_underfill_at_paper_widths() {
         }
     }
 }
+
+#[test]
+fn the_stride_view_statistic_agrees_with_the_cpu_backends_recovery_routes() {
+    use topk_dsl::{Centi, Proposal, Spec};
+    use topk_runtime::data::stats::{route_rates, view_underfill, ViewShape};
+    use topk_runtime::data::Profile;
+    // rho = 1.0 without rescue underfills about half the rows: a strong cross-check.
+    let spec = Spec {
+        proposal: Proposal::Sampled {
+            stride: 128,
+            rho: Centi(100),
+            rescue: None,
+        },
+        ..Spec::default()
+    };
+    for profile in [Profile::Indexer, Profile::Iid] {
+        let rates = route_rates(profile, 256, 65_536, 3, &spec).unwrap();
+        let (underfill, rows) = view_underfill(
+            profile,
+            256,
+            65_536,
+            3,
+            2048,
+            ViewShape {
+                stride: 128,
+                run: 1,
+                rho: Centi(100),
+            },
+        )
+        .unwrap();
+        assert_eq!(rows, rates.rows);
+        assert!(
+            (underfill - rates.recovery).abs() < 1e-12,
+            "{profile}: {underfill} vs {}",
+            rates.recovery
+        );
+        assert!(underfill > 0.1, "rho = 1 must underfill often: {underfill}");
+    }
+}

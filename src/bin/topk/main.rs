@@ -9,6 +9,7 @@ mod cmd_gen;
 mod cmd_kernels;
 mod cmd_plan;
 mod cmd_plot;
+mod cmd_routes;
 mod cmd_select;
 mod cmd_spec;
 mod cmd_verify;
@@ -51,6 +52,7 @@ enum Command {
     Autotune(cmd_autotune::AutotuneArgs),
     Plan(cmd_plan::PlanArgs),
     Plot(cmd_plot::PlotArgs),
+    Routes(cmd_routes::RoutesArgs),
 }
 
 /// Exit status of a command that ran to the end but found its result wanting (a contract
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
         Command::Autotune(a) => cmd_autotune::run(a),
         Command::Plan(a) => cmd_plan::run(a),
         Command::Plot(a) => cmd_plot::run(a),
+        Command::Routes(a) => cmd_routes::run(a),
     };
     match result {
         Ok(code) => code,

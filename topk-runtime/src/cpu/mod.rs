@@ -26,5 +26,5 @@ mod verify;
 
 pub use baseline::select_baseline;
 pub use oracle::oracle;
-pub use select::select;
+pub use select::{select, select_rows_from};
 pub use verify::{verify, VerifyReport, Violation};

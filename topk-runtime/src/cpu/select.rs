@@ -27,6 +27,20 @@ pub fn select(
     out_pitch: usize,
     per_row_routes: bool,
 ) -> Result<RouteStats> {
+    select_rows_from(spec, scores, 0, out, out_pitch, per_row_routes)
+}
+
+/// [`select`] for a block of rows cut from a larger matrix: row `r` of `scores` is row
+/// `first_row + r` of the whole, which fixes its view phase (paper eq. 13), so a matrix
+/// selected in blocks takes the same routes as when selected whole.
+pub fn select_rows_from(
+    spec: &Spec,
+    scores: &ScoreMatrix,
+    first_row: u64,
+    out: &mut [i32],
+    out_pitch: usize,
+    per_row_routes: bool,
+) -> Result<RouteStats> {
     let params = Params::new(spec)?;
     check_k(params.k)?;
     check_matrix(scores)?;
@@ -44,8 +58,15 @@ pub fn select(
         .map_init(
             || RowScratch::new(&params),
             |scratch, (r, slots)| {
-                select_row(&params, r, scores.row(r), &mut slots[..params.k], scratch)
-                    .map_err(|col| Error::NaN { row: r, col })
+                let global = first_row as usize + r;
+                select_row(
+                    &params,
+                    global,
+                    scores.row(r),
+                    &mut slots[..params.k],
+                    scratch,
+                )
+                .map_err(|col| Error::NaN { row: r, col })
             },
         )
         .collect::<Result<_>>()?;

@@ -105,6 +105,155 @@ pub fn profile_stats(
     })
 }
 
+/// Route shares and candidate volume of one Spec over a profile (the CPU backend takes the
+/// same route as the GPU kernels on every row, so these are the GPU's rates too).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteRates {
+    /// Rows with `L > K` (the ones a route is chosen for).
+    pub rows: usize,
+    /// Fractions of those rows per route: primary, band rescue, exact recovery, direct exact.
+    pub primary: f64,
+    pub rescue: f64,
+    pub recovery: f64,
+    pub direct: f64,
+    /// Mean initial refinement frontier |Q0| per row.
+    pub mean_candidates: f64,
+}
+
+/// [`RouteRates`] of `spec` on the terminal causal window of `rows` rows ending at `width`.
+pub fn route_rates(
+    profile: Profile,
+    rows: usize,
+    width: usize,
+    seed: u64,
+    spec: &Spec,
+) -> Result<RouteRates> {
+    let k = spec.k;
+    let k_len = k as usize;
+    let lengths = causal_window(rows, width);
+    let mut indices = vec![0i32; CHUNK_ROWS * k_len];
+    let mut counts = [0usize; 5];
+    let mut candidates = 0u64;
+    for (chunk, chunk_lengths) in lengths.chunks(CHUNK_ROWS).enumerate() {
+        let first_row = (chunk * CHUNK_ROWS) as u64;
+        let data = generate(profile, seed, k, first_row, chunk_lengths, width, width)?;
+        let scores = ScoreMatrix {
+            data: &data,
+            rows: chunk_lengths.len(),
+            width,
+            pitch: width,
+            lengths: chunk_lengths,
+        };
+        // Rows are selected in chunk order, but each keeps its global view phase.
+        let stats = cpu::select_rows_from(spec, &scores, first_row, &mut indices, k_len, false)?;
+        for (i, c) in stats.rows.iter().enumerate() {
+            counts[i] += *c as usize;
+        }
+        candidates += stats.candidates;
+    }
+    let long = counts[1..].iter().sum::<usize>();
+    let share = |c: usize| {
+        if long == 0 {
+            0.0
+        } else {
+            c as f64 / long as f64
+        }
+    };
+    Ok(RouteRates {
+        rows: long,
+        primary: share(counts[1]),
+        rescue: share(counts[2]),
+        recovery: share(counts[3]),
+        direct: share(counts[4]),
+        mean_candidates: if long == 0 {
+            0.0
+        } else {
+            candidates as f64 / long as f64
+        },
+    })
+}
+
+/// A view: `run` contiguous scores every `run * stride` positions, targeting rank `rho * K`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewShape {
+    pub stride: u32,
+    pub run: u32,
+    pub rho: Centi,
+}
+
+/// How often a view's primary boundary underfills (C(tau0) < K, no rescue), for views of `run`
+/// contiguous scores every `run * stride` positions: `run = 1` is the paper's stride view
+/// (eq. 13), `run = 8` reads whole 32-byte sectors (eight contiguous FP32 scores) for the same
+/// sample count, touching an eighth of the sectors. The group phase is the row's eq. 13 phase.
+/// Returns the underfill rate over rows with `L > K` that have a usable view, and their count.
+pub fn view_underfill(
+    profile: Profile,
+    rows: usize,
+    width: usize,
+    seed: u64,
+    k: u32,
+    view: ViewShape,
+) -> Result<(f64, usize)> {
+    use crate::keys::{coarse_bin, coarse_endpoint};
+    let ViewShape { stride, run, rho } = view;
+    let shift = 5; // 11-bit coarse key
+    let q = (rho.0 as u64 * k as u64).div_ceil(100 * stride as u64) as usize;
+    let lengths = causal_window(rows, width);
+    let (mut measured, mut underfilled) = (0usize, 0usize);
+    for (chunk, chunk_lengths) in lengths.chunks(CHUNK_ROWS).enumerate() {
+        let first_row = (chunk * CHUNK_ROWS) as u64;
+        let data = generate(profile, seed, k, first_row, chunk_lengths, width, width)?;
+        let outcomes: Vec<Option<bool>> = (0..chunk_lengths.len())
+            .into_par_iter()
+            .map(|r| {
+                let len = chunk_lengths[r] as usize;
+                if len <= k as usize {
+                    return None;
+                }
+                let row = &data[r * width..r * width + len];
+                let global = first_row + r as u64;
+                let phase =
+                    ((global.wrapping_mul(17).wrapping_add(13)) & (stride as u64 - 1)) as usize;
+                let (run, period) = (run as usize, (run * stride) as usize);
+                let mut hist = vec![0u32; 2048];
+                let mut n = 0usize;
+                let mut start = phase * run;
+                while start < len {
+                    for &x in &row[start..(start + run).min(len)] {
+                        hist[coarse_bin(x, shift) as usize] += 1;
+                        n += 1;
+                    }
+                    start += period;
+                }
+                if n < q {
+                    return None;
+                }
+                let mut prefix = 0usize;
+                let tau = hist
+                    .iter()
+                    .position(|&c| {
+                        prefix += c as usize;
+                        prefix >= q
+                    })
+                    .unwrap_or(2047) as u32;
+                let cut = coarse_endpoint(tau, shift).unwrap_or(f32::INFINITY);
+                let admitted = row.iter().filter(|&&x| x >= cut).count();
+                Some(admitted < k as usize)
+            })
+            .collect();
+        for o in outcomes.into_iter().flatten() {
+            measured += 1;
+            underfilled += o as usize;
+        }
+    }
+    let rate = if measured == 0 {
+        0.0
+    } else {
+        underfilled as f64 / measured as f64
+    };
+    Ok((rate, measured))
+}
+
 /// Fraction of the exact top-`k` of `row` (`row.len() > k`; ties to the smaller index) that
 /// lies in the first or last tenth of the row.
 fn endpoint_share(row: &[f32], k: usize) -> f64 {
