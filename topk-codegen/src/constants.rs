@@ -1,5 +1,5 @@
 //! The `constexpr` block that specializes the shared CUDA body to one Spec.
-use crate::family::{samples, Family, Layout, REGISTER_ITEMS};
+use crate::family::{samples, Family, Layout, REGISTER_ITEMS, SEGMENT_CAP};
 use std::fmt::Write;
 use topk_dsl::Spec;
 
@@ -109,7 +109,16 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         layout.frontier_cap.to_string(),
         "shared frontier capacity per buffer",
     );
-    if family != Family::Persistent {
+    if let Family::KvSplit { splits } = family {
+        c("SPLITS", "int", splits.to_string(), "segment CTAs per row");
+        c(
+            "SEG_CAP",
+            "int",
+            SEGMENT_CAP.to_string(),
+            "staged pairs per segment",
+        );
+    }
+    if matches!(family, Family::RowLocalRegister | Family::RowLocalStreaming) {
         let register = family == Family::RowLocalRegister;
         c(
             "REGISTER_ROW",

@@ -11,6 +11,7 @@ const REFINE: &str = include_str!("cuda/refine.cu");
 const SELECT: &str = include_str!("cuda/select.cu");
 const PERSISTENT: &str = include_str!("cuda/persistent.cu");
 const ROWLOCAL: &str = include_str!("cuda/rowlocal.cu");
+const KVSPLIT: &str = include_str!("cuda/kvsplit.cu");
 
 /// A family of generated kernels: same body, different row ownership.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -21,6 +22,8 @@ pub enum Family {
     RowLocalRegister,
     /// One CTA per row, streamed from global memory.
     RowLocalStreaming,
+    /// `splits` CTAs per row on disjoint segments, the last to arrive finishes the row.
+    KvSplit { splits: u8 },
 }
 
 impl Family {
@@ -29,7 +32,8 @@ impl Family {
             Mapping::Persistent => Some(Family::Persistent),
             Mapping::RowLocal(RowLocalVariant::Register) => Some(Family::RowLocalRegister),
             Mapping::RowLocal(RowLocalVariant::Streaming) => Some(Family::RowLocalStreaming),
-            Mapping::KvSplit { .. } | Mapping::Cluster { .. } => None,
+            Mapping::KvSplit { splits } => Some(Family::KvSplit { splits }),
+            Mapping::Cluster { .. } => None,
         }
     }
 
@@ -38,13 +42,24 @@ impl Family {
             Family::Persistent => "persistent",
             Family::RowLocalRegister => "rowlocal_register",
             Family::RowLocalStreaming => "rowlocal_streaming",
+            Family::KvSplit { splits: 2 } => "kvsplit2",
+            Family::KvSplit { splits: 4 } => "kvsplit4",
+            Family::KvSplit { .. } => "kvsplit8",
         }
+    }
+
+    /// Whether kernels of this family have been run and checked on a GPU. The planner refuses
+    /// the others unless asked explicitly (`Plan::unverified`), so a kernel that only compiled
+    /// can never be picked silently.
+    pub fn verified_on_gpu(self) -> bool {
+        !matches!(self, Family::KvSplit { .. })
     }
 
     pub(crate) fn parts(self) -> [&'static str; 10] {
         let mapping = match self {
             Family::Persistent => PERSISTENT,
             Family::RowLocalRegister | Family::RowLocalStreaming => ROWLOCAL,
+            Family::KvSplit { .. } => KVSPLIT,
         };
         [
             KEYS, MEMORY, BLOCK, ROW, PROPOSE, CERTIFY, REFINE, SELECT, mapping, "",
@@ -66,7 +81,16 @@ pub struct Layout {
     pub max_row: Option<u32>,
     /// Whether the kernel is a persistent pool (needs the control counters zeroed once).
     pub persistent: bool,
+    /// Spill pairs per worker and buffer the kernel requires (KV-split: SEG_CAP - CAP), if fixed.
+    pub fixed_spill_cap: Option<u32>,
+    /// Workspace words per CTA beyond the spill slices (KV-split staging and slot words).
+    pub staging_words_per_cta: u32,
+    /// CTAs that share one row (KV-split segments), 1 otherwise.
+    pub ctas_per_row: u32,
 }
+
+/// Staged (key, index) pairs per KV-split segment.
+pub const SEGMENT_CAP: u32 = 8192;
 
 /// Scores per thread held in registers by the register row-local family.
 pub const REGISTER_ITEMS: u32 = 16;
@@ -94,12 +118,25 @@ impl Layout {
             frontier_cap,
             dynamic_smem,
             max_row: (family == Family::RowLocalRegister).then_some(REGISTER_ITEMS * spec.threads),
-            persistent: family == Family::Persistent,
+            persistent: matches!(family, Family::Persistent | Family::KvSplit { .. }),
+            fixed_spill_cap: match family {
+                Family::KvSplit { .. } => Some(SEGMENT_CAP.saturating_sub(frontier_cap)),
+                _ => None,
+            },
+            staging_words_per_cta: match family {
+                Family::KvSplit { splits } => splits as u32 * 2 * SEGMENT_CAP + 2 + splits as u32,
+                _ => 0,
+            },
+            ctas_per_row: match family {
+                Family::KvSplit { splits } => splits as u32,
+                _ => 1,
+            },
         }
     }
 }
 
-/// Whether the family samples: only the persistent family honours a sampled proposal.
+/// Whether the family samples: the persistent and KV-split families honour a sampled proposal.
 pub(crate) fn samples(spec: &Spec, family: Family) -> bool {
-    family == Family::Persistent && matches!(spec.proposal, Proposal::Sampled { .. })
+    matches!(family, Family::Persistent | Family::KvSplit { .. })
+        && matches!(spec.proposal, Proposal::Sampled { .. })
 }

@@ -11,7 +11,7 @@ mod family;
 pub mod generator;
 pub mod verifier;
 
-pub use family::{Family, Layout, REGISTER_ITEMS};
+pub use family::{Family, Layout, REGISTER_ITEMS, SEGMENT_CAP};
 
 use sha2::{Digest, Sha256};
 use topk_dsl::Spec;

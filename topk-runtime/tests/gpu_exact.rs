@@ -177,6 +177,19 @@ fn specs(k: u32) -> Vec<Spec> {
             Proposal::Exact,
             1024,
         ),
+        spec_with(
+            k,
+            Mapping::KvSplit { splits: 2 },
+            sampled(128, Some(Centi(175))),
+            512,
+        ),
+        spec_with(k, Mapping::KvSplit { splits: 4 }, sampled(64, None), 512),
+        spec_with(
+            k,
+            Mapping::KvSplit { splits: 8 },
+            sampled(128, Some(Centi(250))),
+            512,
+        ),
     ]
 }
 
@@ -192,6 +205,7 @@ fn check_against_cpu(gpu: &Gpu, spec: Spec, case: &Case, label: &str) -> (u64, [
     };
     let mut request = PlanRequest::new(spec.k, rows as u32, case.width as u32).with_spec(spec);
     request.pitch = case.pitch as u64;
+    request.allow_unverified = true; // the KV-split kernels are checked here
     let mut sel =
         CudaSelector::new(gpu, request).unwrap_or_else(|e| panic!("{label}: plan failed: {e}"));
     let mut out = vec![i32::MIN; rows * k];
@@ -366,21 +380,44 @@ fn rows_beyond_the_live_count_are_untouched_and_graph_replays_follow_new_inputs(
     else {
         return;
     };
+    check_graph_replays(&gpu, None);
+}
+
+#[test]
+fn kvsplit_slots_and_counters_survive_graph_replays() {
+    let Some(gpu) = gpu_or_skip("kvsplit_slots_and_counters_survive_graph_replays") else {
+        return;
+    };
+    let sampled = Proposal::Sampled {
+        stride: 128,
+        rho: Centi(150),
+        rescue: Some(Centi(175)),
+    };
+    for splits in [2, 4, 8] {
+        check_graph_replays(
+            &gpu,
+            Some(spec_with(2048, Mapping::KvSplit { splits }, sampled, 512)),
+        );
+    }
+}
+
+/// Rows beyond the live count stay untouched, and one captured graph follows new lengths and a
+/// new row count written on the device between replays.
+fn check_graph_replays(gpu: &Gpu, spec: Option<Spec>) {
     let k = 2048usize;
     let m_cap = 32usize;
     let case = make_case("endpoints", 9, m_cap, 100_000, 100_000, k);
-    let plan = Plan::new(
-        &gpu,
-        PlanRequest::new(k as u32, m_cap as u32, case.width as u32),
-    )
-    .unwrap();
+    let mut request = PlanRequest::new(k as u32, m_cap as u32, case.width as u32);
+    request.spec = spec;
+    request.allow_unverified = true;
+    let plan = Plan::new(gpu, request).unwrap();
     let stream = gpu.stream().clone();
     let mut ws = Workspace::new(&plan, &stream).unwrap();
-    let d_scores = upload(&gpu, &case.data);
-    let mut d_len = upload(&gpu, &case.lengths);
-    let mut d_live = upload(&gpu, &[10i32]);
+    let d_scores = upload(gpu, &case.data);
+    let mut d_len = upload(gpu, &case.lengths);
+    let mut d_live = upload(gpu, &[10i32]);
     let poison = vec![-7i32; m_cap * k];
-    let mut d_out = upload(&gpu, &poison);
+    let mut d_out = upload(gpu, &poison);
     // Capture once; change lengths and the row count between replays.
     let timing = {
         let s = d_scores.slice(..);

@@ -31,7 +31,9 @@ pub struct Workspace {
 impl Workspace {
     /// Allocates (zeroed) the workspace of `plan` on `stream`.
     pub fn new(plan: &Plan, stream: &Arc<CudaStream>) -> Result<Workspace> {
-        let spill_words = (plan.grid as usize * 4 * plan.spill_cap as usize).max(1);
+        let per_cta =
+            4 * plan.spill_cap as usize + plan.kernel.layout.staging_words_per_cta as usize;
+        let spill_words = (plan.grid as usize * per_cta).max(1);
         let control = stream
             .alloc_zeros::<u32>(CONTROL_WORDS)
             .map_err(|e| Error::Cuda(format!("allocating the control block: {e}")))?;

@@ -23,6 +23,9 @@ pub struct PlanRequest {
     pub out_pitch: u64,
     /// A Spec to use instead of the default map.
     pub spec: Option<Spec>,
+    /// Plan kernel families that have not been run and checked on a GPU yet (see
+    /// [`topk_codegen::Family::verified_on_gpu`]); only their verification tests set this.
+    pub allow_unverified: bool,
 }
 
 impl PlanRequest {
@@ -34,6 +37,7 @@ impl PlanRequest {
             pitch: width as u64,
             out_pitch: k as u64,
             spec: None,
+            allow_unverified: false,
         }
     }
 
@@ -207,6 +211,13 @@ impl Plan {
             )));
         }
         let kernel = topk_codegen::generate(&spec)?;
+        if !kernel.family.verified_on_gpu() && !request.allow_unverified {
+            return Err(Error::Input(format!(
+                "the {} kernels are generated and compile, but have not been run and checked on a \
+                 GPU yet; use a persistent or rowlocal mapping",
+                kernel.family.name()
+            )));
+        }
         if let Some(max) = kernel.layout.max_row {
             if request.width > max {
                 return Err(Error::Input(format!(
