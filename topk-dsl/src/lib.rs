@@ -2,7 +2,7 @@
 //!
 //! A [`Spec`] fixes everything a generated kernel specializes on: the rank `k`, the score dtype,
 //! the execution mapping (paper §4.5, §5.5), the boundary proposal (§4.2), the coarse-key width
-//! and the FP32 refinement digits (§4.4). Its canonical text form (see [`Spec::to_string`] and
+//! and the FP32 refinement digits (§4.4). Its canonical text form (its `Display` and
 //! [`Spec::parse`]) is the one name used by the CLI, cache keys, the autotune database, the macro
 //! and snapshot files. This crate knows nothing of CUDA.
 

@@ -61,6 +61,8 @@ __device__ int stage_segment(const float* __restrict__ row, int lo, int hi, floa
 
 // The finisher: merges the segments' counts (eq. 27) and staged pairs into frontier 0, then
 // certifies, rescues or recovers over the whole row and refines, as the persistent body does.
+// (The certify/rescue/recover steps repeat select_row's: folding both into one helper changes
+// the verified persistent kernels' code, so it waits until this family has run on a GPU.)
 __device__ int finish_split_row(const GlobalRow& src, const ProposalResult& p, const int* sw,
                                 int* spill, int slot, int* __restrict__ out_row, RowCtx& c,
                                 int& q0) {
