@@ -8,7 +8,8 @@ use super::selector::route_stats;
 use super::timing::{time_graph, GraphTiming, TimingProtocol};
 use crate::routes::RouteStats;
 use crate::{Error, Result};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
 use topk_dsl::Spec;
 
 /// Read bandwidth measured on the H200 with a float4 streaming read: the floor divisor.
@@ -123,6 +124,35 @@ impl DeviceMatrix {
         Ok(m)
     }
 
+    /// Launches `plan` on this matrix into `out` (and per-row route info into `info`).
+    pub fn launch(
+        &self,
+        plan: &Plan,
+        stream: &Arc<CudaStream>,
+        out: &mut CudaSlice<i32>,
+        info: Option<&mut CudaSlice<i32>>,
+        ws: &mut Workspace,
+    ) -> Result<()> {
+        let (s, l, r) = (
+            self.scores.slice(..),
+            self.lengths.slice(..),
+            self.live_rows.slice(..),
+        );
+        let mut o = out.slice_mut(..);
+        let mut i = info.map(|i| i.slice_mut(..));
+        plan.launch(
+            stream,
+            LaunchBuffers {
+                scores: &s,
+                lengths: &l,
+                live_rows: &r,
+                out: &mut o,
+                row_info: i.as_mut(),
+            },
+            ws,
+        )
+    }
+
     /// Rows whose output breaks eq. 30 or the sentinel contract, as (row, code) pairs.
     pub fn verify(
         &self,
@@ -220,26 +250,7 @@ pub fn bench_matrix(
         .alloc_zeros::<i32>(2 * m.rows.max(1))
         .map_err(cuda("allocating row info"))?;
     // One plain call for the route statistics and the status word.
-    {
-        let (s, l, r) = (
-            m.scores.slice(..),
-            m.lengths.slice(..),
-            m.live_rows.slice(..),
-        );
-        let mut o = out.slice_mut(..);
-        let mut i = info.slice_mut(..);
-        plan.launch(
-            &stream,
-            LaunchBuffers {
-                scores: &s,
-                lengths: &l,
-                live_rows: &r,
-                out: &mut o,
-                row_info: Some(&mut i),
-            },
-            &mut ws,
-        )?;
-    }
+    m.launch(&plan, &stream, &mut out, Some(&mut info), &mut ws)?;
     stream.synchronize().map_err(cuda("running the selector"))?;
     let bits = ws.status(&stream)?;
     if bits & (status::NAN | status::BAD_LENGTH | status::BAD_ROWS) != 0 {
@@ -255,27 +266,9 @@ pub fn bench_matrix(
     stream
         .memset_zeros(&mut out)
         .map_err(cuda("clearing the output"))?;
-    let timing = {
-        let (s, l, r) = (
-            m.scores.slice(..),
-            m.lengths.slice(..),
-            m.live_rows.slice(..),
-        );
-        let mut o = out.slice_mut(..);
-        time_graph(&stream, protocol, || {
-            plan.launch(
-                &stream,
-                LaunchBuffers {
-                    scores: &s,
-                    lengths: &l,
-                    live_rows: &r,
-                    out: &mut o,
-                    row_info: None,
-                },
-                &mut ws,
-            )
-        })?
-    };
+    let timing = time_graph(&stream, protocol, || {
+        m.launch(&plan, &stream, &mut out, None, &mut ws)
+    })?;
     let bad_rows = m.verify(gpu, &out, k, k as usize)?;
     let valid_bytes = m.valid_bytes();
     Ok(BenchReport {

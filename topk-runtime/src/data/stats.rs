@@ -63,20 +63,11 @@ pub fn profile_stats(
 ) -> Result<ProfileStats> {
     let spec = primary_only_spec(k);
     let k_len = k as usize;
-    let lengths = causal_window(rows, width);
     let mut indices = vec![0i32; CHUNK_ROWS * k_len];
     let (mut measured, mut underfilled, mut share_sum) = (0usize, 0usize, 0f64);
-    for (chunk, chunk_lengths) in lengths.chunks(CHUNK_ROWS).enumerate() {
-        let first_row = (chunk * CHUNK_ROWS) as u64;
-        let data = generate(profile, seed, k, first_row, chunk_lengths, width, width)?;
-        let scores = ScoreMatrix {
-            data: &data,
-            rows: chunk_lengths.len(),
-            width,
-            pitch: width,
-            lengths: chunk_lengths,
-        };
-        let stats = cpu::select(&spec, &scores, &mut indices, k_len, true)?;
+    for_each_block(profile, rows, width, seed, k, |first_row, scores| {
+        let chunk_lengths = scores.lengths;
+        let stats = cpu::select_rows_from(&spec, scores, first_row, &mut indices, k_len, true)?;
         let routes = stats.per_row.unwrap_or_default();
         let long_rows: Vec<usize> = (0..scores.rows)
             .filter(|&r| chunk_lengths[r] as usize > k_len)
@@ -90,7 +81,8 @@ pub fn profile_stats(
             .par_iter()
             .map(|&r| endpoint_share(scores.row(r), k_len))
             .sum::<f64>();
-    }
+        Ok(())
+    })?;
     let rate = |count: f64| {
         if measured == 0 {
             0.0
@@ -130,27 +122,18 @@ pub fn route_rates(
 ) -> Result<RouteRates> {
     let k = spec.k;
     let k_len = k as usize;
-    let lengths = causal_window(rows, width);
     let mut indices = vec![0i32; CHUNK_ROWS * k_len];
     let mut counts = [0usize; 5];
     let mut candidates = 0u64;
-    for (chunk, chunk_lengths) in lengths.chunks(CHUNK_ROWS).enumerate() {
-        let first_row = (chunk * CHUNK_ROWS) as u64;
-        let data = generate(profile, seed, k, first_row, chunk_lengths, width, width)?;
-        let scores = ScoreMatrix {
-            data: &data,
-            rows: chunk_lengths.len(),
-            width,
-            pitch: width,
-            lengths: chunk_lengths,
-        };
-        // Rows are selected in chunk order, but each keeps its global view phase.
-        let stats = cpu::select_rows_from(spec, &scores, first_row, &mut indices, k_len, false)?;
+    for_each_block(profile, rows, width, seed, k, |first_row, scores| {
+        // Each block keeps its rows' global view phases.
+        let stats = cpu::select_rows_from(spec, scores, first_row, &mut indices, k_len, false)?;
         for (i, c) in stats.rows.iter().enumerate() {
             counts[i] += *c as usize;
         }
         candidates += stats.candidates;
-    }
+        Ok(())
+    })?;
     let long = counts[1..].iter().sum::<usize>();
     let share = |c: usize| {
         if long == 0 {
@@ -198,11 +181,9 @@ pub fn view_underfill(
     let ViewShape { stride, run, rho } = view;
     let shift = 5; // 11-bit coarse key
     let q = (rho.0 as u64 * k as u64).div_ceil(100 * stride as u64) as usize;
-    let lengths = causal_window(rows, width);
     let (mut measured, mut underfilled) = (0usize, 0usize);
-    for (chunk, chunk_lengths) in lengths.chunks(CHUNK_ROWS).enumerate() {
-        let first_row = (chunk * CHUNK_ROWS) as u64;
-        let data = generate(profile, seed, k, first_row, chunk_lengths, width, width)?;
+    for_each_block(profile, rows, width, seed, k, |first_row, scores| {
+        let (chunk_lengths, data) = (scores.lengths, scores.data);
         let outcomes: Vec<Option<bool>> = (0..chunk_lengths.len())
             .into_par_iter()
             .map(|r| {
@@ -245,13 +226,41 @@ pub fn view_underfill(
             measured += 1;
             underfilled += o as usize;
         }
-    }
+        Ok(())
+    })?;
     let rate = if measured == 0 {
         0.0
     } else {
         underfilled as f64 / measured as f64
     };
     Ok((rate, measured))
+}
+
+/// Generates the terminal causal window of `rows` rows ending at `width` in blocks of
+/// CHUNK_ROWS rows (memory stays at CHUNK_ROWS x width scores) and hands each block, with the
+/// global index of its first row, to `visit`.
+fn for_each_block(
+    profile: Profile,
+    rows: usize,
+    width: usize,
+    seed: u64,
+    k: u32,
+    mut visit: impl FnMut(u64, &ScoreMatrix) -> Result<()>,
+) -> Result<()> {
+    let lengths = causal_window(rows, width);
+    for (chunk, chunk_lengths) in lengths.chunks(CHUNK_ROWS).enumerate() {
+        let first_row = (chunk * CHUNK_ROWS) as u64;
+        let data = generate(profile, seed, k, first_row, chunk_lengths, width, width)?;
+        let scores = ScoreMatrix {
+            data: &data,
+            rows: chunk_lengths.len(),
+            width,
+            pitch: width,
+            lengths: chunk_lengths,
+        };
+        visit(first_row, &scores)?;
+    }
+    Ok(())
 }
 
 /// Fraction of the exact top-`k` of `row` (`row.len() > k`; ties to the smaller index) that
