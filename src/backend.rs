@@ -68,11 +68,15 @@ fn cuda_usable() -> Result<()> {
     }
 }
 
-/// The policy used when the caller names none: the paper's wide-row persistent policy at `k`.
+/// The CPU policy used when the caller names none: the GPU planner's default proposal at `k`
+/// (stride scaled with K, rescue at 2.5K; see `topk_runtime::cuda::plan::sampled_proposal`),
+/// so both backends take the same routes by default.
 pub fn default_spec(k: usize) -> Spec {
+    // An out-of-range K stays out of range, for the spec's validation to report.
+    let k = u32::try_from(k).unwrap_or(u32::MAX);
     Spec {
-        // An out-of-range K stays out of range, for the spec's validation to report.
-        k: u32::try_from(k).unwrap_or(u32::MAX),
+        k,
+        proposal: topk_runtime::cuda::plan::sampled_proposal(k.min(topk_dsl::MAX_K)),
         ..Spec::default()
     }
 }
