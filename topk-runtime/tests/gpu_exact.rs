@@ -5,7 +5,6 @@ use cudarc::driver::CudaSlice;
 use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec};
 use topk_runtime::cpu;
 use topk_runtime::cuda::launch::status;
-use topk_runtime::cuda::timing::{time_graph, TimingProtocol};
 use topk_runtime::cuda::{CudaSelector, Gpu, LaunchBuffers, Plan, PlanRequest, Workspace};
 use topk_runtime::{Error, ScoreMatrix};
 
@@ -404,6 +403,8 @@ fn kvsplit_slots_and_counters_survive_graph_replays() {
 /// Rows beyond the live count stay untouched, and one captured graph follows new lengths and a
 /// new row count written on the device between replays.
 fn check_graph_replays(gpu: &Gpu, spec: Option<Spec>) {
+    use topk_runtime::cuda::bench::DeviceMatrix;
+    use topk_runtime::cuda::cudarc::driver::sys;
     let k = 2048usize;
     let m_cap = 32usize;
     let case = make_case("endpoints", 9, m_cap, 100_000, 100_000, k);
@@ -413,103 +414,51 @@ fn check_graph_replays(gpu: &Gpu, spec: Option<Spec>) {
     let plan = Plan::new(gpu, request).unwrap();
     let stream = gpu.stream().clone();
     let mut ws = Workspace::new(&plan, &stream).unwrap();
-    let d_scores = upload(gpu, &case.data);
-    let mut d_len = upload(gpu, &case.lengths);
-    let mut d_live = upload(gpu, &[10i32]);
-    let poison = vec![-7i32; m_cap * k];
-    let mut d_out = upload(gpu, &poison);
-    // Capture once; change lengths and the row count between replays.
-    let timing = {
-        let s = d_scores.slice(..);
-        let (l, r) = (d_len.slice(..), d_live.slice(..));
-        let mut o = d_out.slice_mut(..);
-        time_graph(
-            &stream,
-            TimingProtocol {
-                warmup: 0,
-                rounds: 1,
-                replays_per_round: 1,
-            },
-            || {
-                plan.launch(
-                    &stream,
-                    LaunchBuffers {
-                        scores: &s,
-                        lengths: &l,
-                        live_rows: &r,
-                        out: &mut o,
-                        row_info: None,
-                    },
-                    &mut ws,
-                )
-            },
-        )
+    let mut m =
+        DeviceMatrix::upload(gpu, &case.data, &case.lengths, case.width, case.pitch).unwrap();
+    let mut d_out = upload(gpu, &vec![-7i32; m_cap * k]);
+    // Capture one graph; later replays see new lengths and row counts written on the device.
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .unwrap();
+    m.launch(&plan, &stream, &mut d_out, None, &mut ws).unwrap();
+    let graph = stream
+        .end_capture(sys::CUgraphInstantiate_flags(0))
         .unwrap()
-    };
-    assert!(timing.median_ms > 0.0);
-    let out = stream.clone_dtoh(&d_out).unwrap();
-    let live = ScoreMatrix {
-        data: &case.data,
-        rows: 10,
-        width: case.width,
-        pitch: case.pitch,
-        lengths: &case.lengths[..10],
-    };
-    assert!(cpu::verify(&live, k, &out, k).unwrap().is_exact());
-    assert!(
-        out[10 * k..].iter().all(|&v| v == -7),
-        "rows >= m were written"
-    );
-    // New lengths and row count, same graph: the selector follows them.
-    let new_lengths: Vec<i32> = case.lengths.iter().map(|&l| (l / 3).max(1)).collect();
-    stream.memcpy_htod(&new_lengths, &mut d_len).unwrap();
-    stream.memcpy_htod(&[20i32], &mut d_live).unwrap();
-    let timing = {
-        let s = d_scores.slice(..);
-        let (l, r) = (d_len.slice(..), d_live.slice(..));
-        let mut o = d_out.slice_mut(..);
-        time_graph(
-            &stream,
-            TimingProtocol {
-                warmup: 1,
-                rounds: 2,
-                replays_per_round: 3,
-            },
-            || {
-                plan.launch(
-                    &stream,
-                    LaunchBuffers {
-                        scores: &s,
-                        lengths: &l,
-                        live_rows: &r,
-                        out: &mut o,
-                        row_info: None,
-                    },
-                    &mut ws,
-                )
-            },
-        )
-        .unwrap()
-    };
-    assert!(timing.median_ms > 0.0);
-    let out = stream.clone_dtoh(&d_out).unwrap();
-    let live = ScoreMatrix {
-        data: &case.data,
-        rows: 20,
-        width: case.width,
-        pitch: case.pitch,
-        lengths: &new_lengths[..20],
-    };
-    let rep = cpu::verify(&live, k, &out, k).unwrap();
-    assert!(
-        rep.is_exact(),
-        "after replays with new inputs: {:?}",
-        rep.violations
-    );
-    assert!(
-        out[20 * k..].iter().all(|&v| v == -7),
-        "rows >= m were written"
-    );
+        .expect("a graph");
+    let halved: Vec<i32> = case.lengths.iter().map(|&l| (l / 3).max(1)).collect();
+    for (live_rows, lengths) in [(10usize, &case.lengths), (20, &halved), (7, &case.lengths)] {
+        stream
+            .memcpy_htod(lengths.as_slice(), &mut m.lengths)
+            .unwrap();
+        stream
+            .memcpy_htod(&[live_rows as i32], &mut m.live_rows)
+            .unwrap();
+        stream
+            .memcpy_htod(&vec![-7i32; m_cap * k], &mut d_out)
+            .unwrap();
+        for _ in 0..3 {
+            graph.launch().unwrap();
+        }
+        let out = stream.clone_dtoh(&d_out).unwrap();
+        let live = ScoreMatrix {
+            data: &case.data,
+            rows: live_rows,
+            width: case.width,
+            pitch: case.pitch,
+            lengths: &lengths[..live_rows],
+        };
+        let rep = cpu::verify(&live, k, &out, k).unwrap();
+        assert!(
+            rep.is_exact(),
+            "{live_rows} live rows: {:?}",
+            rep.violations
+        );
+        assert!(
+            out[live_rows * k..].iter().all(|&v| v == -7),
+            "rows >= m were written"
+        );
+    }
     assert_eq!(ws.status(&stream).unwrap(), 0);
 }
 
