@@ -3,12 +3,12 @@
 # the CLI, the benchmark example and the GPU test binaries. Run from the repository root, then
 # carry .gpu to the GPU machine and run e.g. `.gpu/gpu_exact` or `.gpu/05-operator-matrix`.
 set -euo pipefail
-cargo build --release --bins --example 05-operator-matrix
+cargo build --release --bins --example 05-operator-matrix --example 06-context-parallel
 mkdir -p .gpu
 cp target/release/topk .gpu/ 2>/dev/null || true
-cp target/release/examples/05-operator-matrix .gpu/
+cp target/release/examples/05-operator-matrix target/release/examples/06-context-parallel .gpu/
 # Test binaries: `cargo test --no-run` prints their paths.
-cargo test --release -p topk-runtime --test gpu_exact --test data_generator_gpu --no-run --message-format=json 2>/dev/null \
+cargo test --release -p topk-runtime --test gpu_exact --test gpu_sharded --test data_generator_gpu --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)

@@ -9,6 +9,7 @@
 mod constants;
 mod family;
 pub mod generator;
+pub mod sharded;
 pub mod verifier;
 
 pub use family::{Family, Layout, REGISTER_ITEMS, SEGMENT_CAP};

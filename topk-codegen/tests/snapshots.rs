@@ -55,3 +55,33 @@ fn same_spec_gives_same_bytes_and_different_specs_different_names() {
         "persistent and row-local presets must generate"
     );
 }
+
+#[test]
+fn context_parallel_stages_have_a_reviewed_snapshot_and_refuse_other_mappings() {
+    use topk_codegen::sharded::generate_sharded;
+    let spec = topk_dsl::Spec::default();
+    let src = generate_sharded(&spec).unwrap();
+    assert!(!src.source.contains("#include"));
+    assert!(src.source.contains(&format!("#define ENTRY {}", src.entry)));
+    assert!(src
+        .source
+        .contains(&format!("#define SUM_ENTRY {}", src.sum_entry)));
+    assert_eq!(
+        generate_sharded(&spec).unwrap(),
+        src,
+        "same spec, same bytes"
+    );
+    insta::assert_snapshot!("sharded-default", src.source);
+    for preset in PRESETS {
+        if preset.spec.mapping != topk_dsl::Mapping::Persistent {
+            assert!(
+                matches!(
+                    generate_sharded(&preset.spec),
+                    Err(CodegenError::Unsupported(_))
+                ),
+                "{}: only persistent specs drive the context-parallel stages",
+                preset.name
+            );
+        }
+    }
+}

@@ -10,6 +10,7 @@ mod input;
 pub mod keys;
 mod matrix;
 pub mod routes;
+pub mod sharding;
 
 pub use error::{Error, Result};
 pub use matrix::ScoreMatrix;

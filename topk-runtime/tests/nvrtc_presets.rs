@@ -23,4 +23,20 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
     assert!(compiled >= 6, "only {compiled} presets compiled");
     let verifier = topk_codegen::verifier::verifier_source();
     compile(verifier, topk_codegen::verifier::VERIFIER_ENTRY, &arch).expect("verifier compiles");
+    // The context-parallel stages, for every sampled and exact persistent preset.
+    for preset in topk_dsl::PRESETS {
+        let Ok(sharded) = topk_codegen::sharded::generate_sharded(&preset.spec) else {
+            continue; // other mappings are refused with a reason (codegen tests)
+        };
+        for entry in [&sharded.entry, &sharded.sum_entry] {
+            let out = compile(&sharded.source, entry, &arch)
+                .unwrap_or_else(|e| panic!("sharded {} does not compile: {e}", preset.name));
+            assert_eq!(
+                &out.cubin[..4],
+                b"\x7fELF",
+                "sharded {}: not a CUBIN",
+                preset.name
+            );
+        }
+    }
 }

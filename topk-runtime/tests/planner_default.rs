@@ -45,3 +45,35 @@ fn short_rows_go_to_the_row_local_kernels() {
         Mapping::Persistent
     );
 }
+
+#[test]
+fn kvsplit_workspace_fixes_the_spill_so_an_overflowing_segment_forces_a_rescan() {
+    use topk_codegen::{Family, Layout, SEGMENT_CAP};
+    use topk_runtime::cuda::plan::{workspace_size, CONTROL_WORDS};
+    for splits in [2u8, 4, 8] {
+        let spec = topk_dsl::Spec::parse(&format!(
+            "k=512,map=kvsplit({splits}),propose=sampled(stride=128,rho=1.5,rescue=1.75)"
+        ))
+        .unwrap();
+        let layout = Layout::of(&spec, Family::KvSplit { splits });
+        for width in [20_281u32, 262_144, 1 << 20] {
+            let (spill, bytes) = workspace_size(&layout, width, 264);
+            // The finisher copies staged pairs only when the row's total fits CAP + spill;
+            // that total must then fit one segment's staging, whatever the width.
+            assert_eq!(layout.frontier_cap + spill, SEGMENT_CAP, "width {width}");
+            let words = CONTROL_WORDS as u64
+                + 264
+                    * (4 * spill as u64
+                        + (splits as u64 * 2 * SEGMENT_CAP as u64 + 2 + splits as u64));
+            assert_eq!(bytes, 4 * words);
+        }
+    }
+    // Other families: spill follows the width up to its bound, never the row count.
+    let spec = topk_dsl::Spec::parse("k=2048,map=persistent").unwrap();
+    let layout = Layout::of(&spec, Family::Persistent);
+    let (small, _) = workspace_size(&layout, 5000, 264);
+    assert_eq!(small, 5000 - layout.frontier_cap);
+    let (a, wa) = workspace_size(&layout, 1 << 20, 264);
+    let (b, wb) = workspace_size(&layout, 1 << 22, 264);
+    assert_eq!((a, wa), (b, wb));
+}

@@ -22,6 +22,7 @@ mod propose;
 mod refine;
 mod scan;
 mod select;
+pub mod sharded;
 mod verify;
 
 pub use baseline::select_baseline;

@@ -31,9 +31,8 @@ pub struct Workspace {
 impl Workspace {
     /// Allocates (zeroed) the workspace of `plan` on `stream`.
     pub fn new(plan: &Plan, stream: &Arc<CudaStream>) -> Result<Workspace> {
-        let per_cta =
-            4 * plan.spill_cap as usize + plan.kernel.layout.staging_words_per_cta as usize;
-        let spill_words = (plan.grid as usize * per_cta).max(1);
+        let words = plan.workspace_bytes as usize / 4 - CONTROL_WORDS;
+        let spill_words = words.max(1);
         let control = stream
             .alloc_zeros::<u32>(CONTROL_WORDS)
             .map_err(|e| Error::Cuda(format!("allocating the control block: {e}")))?;

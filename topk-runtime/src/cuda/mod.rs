@@ -14,6 +14,7 @@ pub use nvrtc::{Arch, Compiled};
 pub mod launch;
 pub mod plan;
 pub mod selector;
+pub mod sharded;
 pub mod timing;
 pub mod tune;
 

@@ -171,6 +171,21 @@ pub const CONTROL_WORDS: usize = 4;
 /// Upper bound of the per-worker spill slice; larger frontiers are re-read from the row.
 const MAX_SPILL: u32 = 16_384;
 
+/// Spill pairs per worker and buffer, and the workspace bytes, of a kernel with `layout` over
+/// rows of `width` scores on `grid` CTAs. KV-split fixes the spill at SEG_CAP - CAP: its
+/// finisher copies the staged pairs only when the whole row fits CAP + spill, which then implies
+/// that no segment overflowed its staging. Never grows with the number of rows.
+pub fn workspace_size(layout: &topk_codegen::Layout, width: u32, grid: u32) -> (u32, u64) {
+    let spill_cap = layout
+        .fixed_spill_cap
+        .unwrap_or_else(|| width.saturating_sub(layout.frontier_cap).min(MAX_SPILL));
+    let per_cta = 4 * spill_cap as u64 + layout.staging_words_per_cta as u64;
+    (
+        spill_cap,
+        (CONTROL_WORDS as u64 + grid as u64 * per_cta) * 4,
+    )
+}
+
 impl Plan {
     /// Plans `request` on `gpu`: chooses the Spec (given; else the autotune store's record for
     /// this device and shape bucket, see [`crate::autotune`]; else the default map), generates,
@@ -237,11 +252,7 @@ impl Plan {
             .max(1) as u32;
         let sms = gpu.props().sms;
         let grid = (sms * ctas_per_sm).min(request.m_cap.max(1));
-        let spill_cap = request
-            .width
-            .saturating_sub(kernel.layout.frontier_cap)
-            .min(MAX_SPILL);
-        let workspace_bytes = (CONTROL_WORDS as u64) * 4 + grid as u64 * 4 * spill_cap as u64 * 4;
+        let (spill_cap, workspace_bytes) = workspace_size(&kernel.layout, request.width, grid);
         Ok(Plan {
             request,
             spec,

@@ -1,0 +1,301 @@
+// ---- Context parallelism: this rank's share of rows whose positions are sharded over ranks. ----
+// Rank `rank` holds global positions [offset, offset + shard_width) of every row; `lengths`
+// are the global valid lengths. One entry point runs one stage over every live row; the host
+// runs the stages in order and all-reduces (sum) a workspace region across the ranks between
+// them, so every rank derives the same boundaries (the selector's proposal, certificate and
+// radix digits are all sums over positions). Stages over positions use a (chunk, row) grid;
+// the per-row stages after an all-reduce use one CTA per row.
+//
+// Workspace (u32 words, regions in this order; all but the candidates zeroed per call):
+//   sample   m_cap x COARSE_BINS   view histogram            (all-reduced)
+//   counts   m_cap x 2             C(e0), C(e1)              (all-reduced)
+//   digits   NUM_DIGITS x m_cap x HIST_BINS                  (all-reduced, one per digit)
+//   ranks    m_cap x ranks x 2     per-rank (above, ties)    (all-reduced: an all-gather)
+//   staged   m_cap x K             output slots              (all-reduced: one writer each)
+//   state    m_cap x RS_WORDS      per-row boundaries        (local, same on every rank)
+//   local    m_cap x 4             candidate / emit cursors  (local)
+//   status   4
+//   cands    m_cap x 2 x CANDS     local (key, position) candidates
+
+#define STAGE_SAMPLE 0
+#define STAGE_PROPOSAL 1
+#define STAGE_CERTIFY 2
+#define STAGE_ROUTE 3
+#define STAGE_DIGIT 4
+#define STAGE_BOUNDARY 5
+#define STAGE_COUNT 6
+#define STAGE_EMIT 7
+#define STAGE_COPY 8
+
+#define RS_FLAGS 0   // ACTIVE | USABLE | IN_BUFFER
+#define RS_E0 1      // FP32 bits of the primary endpoint
+#define RS_E1 2      // FP32 bits of the rescue endpoint
+#define RS_ROUTE 3
+#define RS_LO_KEY 4  // frontier: keys <= lo_key (0xffffffff: every valid score)
+#define RS_PREFIX 5  // radix prefix found so far; the full threshold key after the last digit
+#define RS_QUOTA 6   // slots still to fill inside the current prefix group
+#define RS_WORDS 8
+#define ROW_ACTIVE 1u
+#define ROW_USABLE 2u
+#define ROW_IN_BUFFER 4u
+
+struct ShardWs {
+  u32* sample;
+  u32* counts;
+  u32* digits;
+  u32* ranks;
+  u32* staged;
+  u32* state;
+  u32* local;
+  u32* status;
+  u32* cand_keys;
+  int* cand_pos;
+};
+
+__device__ __forceinline__ ShardWs shard_ws(u32* ws, int m_cap, int ranks) {
+  ShardWs w;
+  const long long m = m_cap;
+  w.sample = ws;
+  w.counts = w.sample + m * COARSE_BINS;
+  w.digits = w.counts + m * 2;
+  w.ranks = w.digits + (long long)NUM_DIGITS * m * HIST_BINS;
+  w.staged = w.ranks + m * ranks * 2;
+  w.state = w.staged + m * K;
+  w.local = w.state + m * RS_WORDS;
+  w.status = w.local + m * 4;
+  w.cand_keys = w.status + 4;
+  w.cand_pos = reinterpret_cast<int*>(w.cand_keys + m * CANDS);
+  return w;
+}
+
+// Adds a shared histogram's nonzero bins into a global one.
+__device__ __forceinline__ void flush_hist(u32* __restrict__ g, int bins) {
+  __syncthreads();
+  for (int b = threadIdx.x; b < bins; b += THREADS) {
+    const int v = s_hist()[b];
+    if (v) atomicAdd(g + b, (u32)v);
+  }
+}
+
+__device__ __forceinline__ void load_hist(const u32* __restrict__ g, int bins) {
+  for (int b = threadIdx.x; b < bins; b += THREADS) s_hist()[b] = (int)g[b];
+  __syncthreads();
+}
+
+// Block sum of two per-thread counts, added to g[0], g[1] by one thread.
+__device__ __forceinline__ void add_block_counts(int a, int b, u32* g) {
+  if (threadIdx.x == 0) { *s_counter(C_COUNT) = 0; *s_counter(C_NEXT) = 0; }
+  __syncthreads();
+  if (a) atomicAdd(s_counter(C_COUNT), a);
+  if (b) atomicAdd(s_counter(C_NEXT), b);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const int sa = *s_counter(C_COUNT), sb = *s_counter(C_NEXT);
+    if (sa) atomicAdd(g, (u32)sa);
+    if (sb) atomicAdd(g + 1, (u32)sb);
+  }
+}
+
+// Calls f(key, local position) for every score of the row's current source that this CTA owns:
+// a slice of the candidate buffer when the frontier fits it, else its chunk of the local shard.
+template <class F>
+__device__ __forceinline__ void for_each_source(const float* __restrict__ row, int lo, int hi,
+                                                const u32* st, const u32* keys, const int* pos,
+                                                int n_cands, F&& f) {
+  if (st[RS_FLAGS] & ROW_IN_BUFFER) {
+    const int per = (n_cands + gridDim.x - 1) / gridDim.x;
+    const int a = blockIdx.x * per, b = min(n_cands, a + per);
+    for (int p = a + threadIdx.x; p < b; p += THREADS) f(keys[p], pos[p]);
+  } else if (hi > lo) {
+    stream_row(row + lo, hi - lo, [&](float x, int i) { f(desc_key32(x), lo + i); });
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
+      const int* __restrict__ lengths, const int* __restrict__ live_rows, int m_cap,
+      int shard_width, int offset, int total_width, int rank, int ranks, int chunk_len,
+      u32* __restrict__ ws, int* __restrict__ out, long long out_pitch, int* __restrict__ row_info) {
+  const ShardWs w = shard_ws(ws, m_cap, ranks);
+  int m = *live_rows;
+  if (m > m_cap || m < 0) {
+    if (stage == STAGE_SAMPLE && threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.y == 0)
+      atomicOr(w.status, STATUS_BAD_ROWS);
+    m = m < 0 ? 0 : m_cap;
+  }
+  for (int row = blockIdx.y; row < m; row += gridDim.y) {
+    int L = lengths[row];
+    if (L < 0 || L > total_width) {
+      if (stage == STAGE_SAMPLE && threadIdx.x == 0 && blockIdx.x == 0) atomicOr(w.status, STATUS_BAD_LENGTH);
+      L = 0;
+    }
+    const int local_len = max(0, min(L - offset, shard_width));
+    const int lo = min(local_len, blockIdx.x * chunk_len);
+    const int hi = min(local_len, lo + chunk_len);
+    const float* row_ptr = scores + (long long)row * pitch;
+    u32* st = w.state + (long long)row * RS_WORDS;
+    u32* cur = w.local + (long long)row * 4;
+    u32* keys = w.cand_keys + (long long)row * CANDS;
+    int* pos = w.cand_pos + (long long)row * CANDS;
+    const int phase = (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1));
+    const int view = L > phase ? (L - phase - 1) / STRIDE + 1 : 0;
+    const bool active = L > K;
+    const bool usable = active && SAMPLED && view >= MIN_VIEW;
+
+    if (stage == STAGE_SAMPLE) {
+      if (!usable) continue;
+      clear_hist(COARSE_BINS);
+      __syncthreads();
+      // View positions p = phase + t * STRIDE with offset + lo <= p < offset + hi.
+      const int g_lo = offset + lo, g_hi = offset + hi;
+      const int t0 = g_lo > phase ? (g_lo - phase + STRIDE - 1) / STRIDE : 0;
+      for (long long p = phase + (long long)(t0 + threadIdx.x) * STRIDE; p < g_hi;
+           p += (long long)THREADS * STRIDE)
+        atomicAdd(&s_hist()[coarse_bin(load_cg(row_ptr + (p - offset)))], 1);
+      flush_hist(w.sample + (long long)row * COARSE_BINS, COARSE_BINS);
+      __syncthreads();
+    } else if (stage == STAGE_PROPOSAL) {
+      if (blockIdx.x != 0) continue;
+      u32 e0 = 0u, e1 = 0u;
+      if (usable) {
+        load_hist(w.sample + (long long)row * COARSE_BINS, COARSE_BINS);
+        const Boundary b0 = find_boundary<COARSE_BINS>(SAMPLE_RANK);
+        const Boundary b1 = RESCUE ? find_boundary<COARSE_BINS>(RESCUE_RANK) : b0;
+        e0 = __float_as_uint(coarse_endpoint((u32)b0.bin));
+        e1 = __float_as_uint(coarse_endpoint((u32)b1.bin));
+      }
+      if (threadIdx.x == 0) {
+        st[RS_FLAGS] = (active ? ROW_ACTIVE : 0u) | (usable ? ROW_USABLE : 0u);
+        st[RS_E0] = e0;
+        st[RS_E1] = e1;
+      }
+    } else if (stage == STAGE_CERTIFY) {
+      if (!active) continue;
+      // Scores at or above the collection endpoint are kept; NaN is reported (outside the
+      // contract). Without a usable view every score is kept.
+      const float e0 = __uint_as_float(st[RS_E0]);
+      const float e1 = __uint_as_float(st[RS_E1]);
+      const float keep = usable ? (RESCUE ? e1 : e0) : -__int_as_float(0x7f800000);
+      int c0 = 0, c1 = 0;
+      bool nan = false;
+      if (hi > lo) {
+        stream_row(row_ptr + lo, hi - lo, [&](float x, int i) {
+          c0 += x >= e0;
+          c1 += x >= e1;
+          if (x >= keep) {
+            const u32 p = atomicAdd(cur, 1u);
+            if (p < (u32)CANDS) { keys[p] = desc_key32(x); pos[p] = lo + i; }
+          } else if (x != x) {
+            nan = true;
+          }
+        });
+      }
+      if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(w.status, STATUS_NAN);
+      if (usable) add_block_counts(c0, c1, w.counts + 2 * (long long)row);
+      __syncthreads();
+    } else if (stage == STAGE_ROUTE) {
+      if (blockIdx.x != 0 || threadIdx.x != 0) continue;
+      if (!active) {
+        if (row_info) { row_info[2 * row] = ROUTE_SHORT; row_info[2 * row + 1] = 0; }
+        continue;
+      }
+      const u32 C0 = w.counts[2 * (long long)row], C1 = w.counts[2 * (long long)row + 1];
+      int route;
+      u32 lo_key = 0xffffffffu;
+      int q0 = L;
+      if (!usable) {
+        route = ROUTE_DIRECT_EXACT;
+      } else if (C0 >= (u32)K) {
+        route = ROUTE_PRIMARY;
+        lo_key = desc_key32(__uint_as_float(st[RS_E0]));
+        q0 = (int)C0;
+      } else if (RESCUE && C1 >= (u32)K) {
+        route = ROUTE_RESCUE;
+        lo_key = desc_key32(__uint_as_float(st[RS_E1]));
+        q0 = (int)C1;
+      } else {
+        route = ROUTE_RECOVERY;
+      }
+      // The candidate buffer holds the frontier unless it overflowed or recovery widened the
+      // frontier to every score (then each pass re-reads the shard).
+      const bool in_buffer = route != ROUTE_RECOVERY && cur[0] <= (u32)CANDS;
+      st[RS_FLAGS] |= in_buffer ? ROW_IN_BUFFER : 0u;
+      st[RS_ROUTE] = (u32)route;
+      st[RS_LO_KEY] = lo_key;
+      st[RS_PREFIX] = 0u;
+      st[RS_QUOTA] = (u32)K;
+      if (row_info) { row_info[2 * row] = route; row_info[2 * row + 1] = q0; }
+    } else if (stage == STAGE_DIGIT) {
+      if (!active) continue;
+      clear_hist(HIST_BINS);
+      __syncthreads();
+      const u32 lo_key = st[RS_LO_KEY], prefix = st[RS_PREFIX];
+      const int n = (int)min(cur[0], (u32)CANDS);
+      for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int) {
+        if (key <= lo_key && (digit == 0 || (key >> digit_shift(digit - 1)) == prefix))
+          atomicAdd(&s_hist()[digit_of(key, digit)], 1);
+      });
+      flush_hist(w.digits + ((long long)digit * m_cap + row) * HIST_BINS, HIST_BINS);
+      __syncthreads();
+    } else if (stage == STAGE_BOUNDARY) {
+      if (blockIdx.x != 0 || !active) continue;
+      load_hist(w.digits + ((long long)digit * m_cap + row) * HIST_BINS, HIST_BINS);
+      const Boundary b = find_boundary<HIST_BINS>((int)st[RS_QUOTA]);
+      if (threadIdx.x == 0) {
+        const u32 prefix = st[RS_PREFIX];
+        st[RS_PREFIX] = digit == 0 ? (u32)b.bin : ((prefix << digit_width(digit)) | (u32)b.bin);
+        st[RS_QUOTA] = st[RS_QUOTA] - (u32)b.before;
+      }
+    } else if (stage == STAGE_COUNT) {
+      if (!active) continue;
+      // Keys below the threshold are all inside the frontier (the threshold is a frontier key).
+      const u32 t = st[RS_PREFIX];
+      const int n = (int)min(cur[0], (u32)CANDS);
+      int above = 0, ties = 0;
+      for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int) {
+        above += key < t;
+        ties += key == t;
+      });
+      add_block_counts(above, ties, w.ranks + ((long long)row * ranks + rank) * 2);
+      __syncthreads();
+    } else if (stage == STAGE_EMIT) {
+      u32* slots = w.staged + (long long)row * K;
+      if (!active) {
+        // Short row: every valid position, then -1 padding (written once, by rank 0).
+        for (int i = lo + threadIdx.x; i < hi; i += THREADS) slots[offset + i] = (u32)(offset + i);
+        if (rank == 0 && blockIdx.x == 0)
+          for (int i = L + threadIdx.x; i < K; i += THREADS) slots[i] = 0xffffffffu;
+        continue;
+      }
+      const u32 t = st[RS_PREFIX];
+      const int need = (int)st[RS_QUOTA];  // ties that complete the row
+      int above_before = 0, ties_before = 0;
+      for (int q = 0; q < rank; ++q) {
+        above_before += (int)w.ranks[((long long)row * ranks + q) * 2];
+        ties_before += (int)w.ranks[((long long)row * ranks + q) * 2 + 1];
+      }
+      const int n = (int)min(cur[0], (u32)CANDS);
+      for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int i) {
+        if (key < t) {
+          slots[above_before + (int)atomicAdd(cur + 1, 1u)] = (u32)(offset + i);
+        } else if (key == t) {
+          const int tie = ties_before + (int)atomicAdd(cur + 2, 1u);
+          if (tie < need) slots[K - need + tie] = (u32)(offset + i);
+        }
+      });
+    } else if (stage == STAGE_COPY) {
+      const u32* slots = w.staged + (long long)row * K;
+      int* dst = out + (long long)row * out_pitch;
+      for (int i = blockIdx.x * THREADS + threadIdx.x; i < K; i += gridDim.x * THREADS)
+        dst[i] = (int)slots[i];
+    }
+  }
+}
+
+// Element-wise sum of another rank's region into this one: the all-reduce of ranks simulated
+// on one device.
+extern "C" __global__ void SUM_ENTRY(u32* __restrict__ dst, const u32* __restrict__ src, long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    dst[i] += src[i];
+}
