@@ -36,10 +36,11 @@ pub struct ShardedSource {
     pub source: String,
 }
 
-/// Candidates kept per row and rank: the admitted scores of a sampled row (about rho..rescue
-/// times K in all, fewer per rank) with room to spare.
+/// Candidates kept per row and rank: the scores a sampled row admits at its rescue endpoint
+/// (a few K in all, fewer per rank; the coarse bin at the endpoint can hold thousands more).
+/// A rank whose row overflows it re-reads its shard in every later pass.
 pub fn candidate_capacity(k: u32) -> u32 {
-    (4 * k).max(8192)
+    (8 * k).max(16_384)
 }
 
 /// Generate the context-parallel stages for `spec`. Same Spec -> same bytes.
@@ -77,7 +78,9 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
         entry,
         sum_entry,
         threads: spec.threads,
-        dynamic_smem: (hist_bins + SCRATCH_AND_COUNTERS) * 4,
+        // The histogram, scratch and counters, and one frontier buffer (the CTA's staging of
+        // admitted pairs in the certification pass).
+        dynamic_smem: (hist_bins + SCRATCH_AND_COUNTERS + 2 * layout.frontier_cap) * 4,
         cands,
         hist_bins,
         source,

@@ -96,16 +96,23 @@ __device__ __forceinline__ void add_block_counts(int a, int b, u32* g) {
   }
 }
 
+// Whether this CTA has a share of the row's current source: a frontier that fits the candidate
+// buffer (a few thousand pairs) is the first chunk's alone, so the other CTAs of the row skip
+// the histogram setup and flush entirely.
+__device__ __forceinline__ bool owns_source(const u32* st) {
+  return !(st[RS_FLAGS] & ROW_IN_BUFFER) || blockIdx.x == 0;
+}
+
 // Calls f(key, local position) for every score of the row's current source that this CTA owns:
-// a slice of the candidate buffer when the frontier fits it, else its chunk of the local shard.
+// the whole candidate buffer (first chunk) when the frontier fits it, else its chunk of the
+// local shard.
 template <class F>
 __device__ __forceinline__ void for_each_source(const float* __restrict__ row, int lo, int hi,
                                                 const u32* st, const u32* keys, const int* pos,
                                                 int n_cands, F&& f) {
   if (st[RS_FLAGS] & ROW_IN_BUFFER) {
-    const int per = (n_cands + gridDim.x - 1) / gridDim.x;
-    const int a = blockIdx.x * per, b = min(n_cands, a + per);
-    for (int p = a + threadIdx.x; p < b; p += THREADS) f(keys[p], pos[p]);
+    if (blockIdx.x == 0)
+      for (int p = threadIdx.x; p < n_cands; p += THREADS) f(keys[p], pos[p]);
   } else if (hi > lo) {
     stream_row(row + lo, hi - lo, [&](float x, int i) { f(desc_key32(x), lo + i); });
   }
@@ -149,9 +156,19 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
       // View positions p = phase + t * STRIDE with offset + lo <= p < offset + hi.
       const int g_lo = offset + lo, g_hi = offset + hi;
       const int t0 = g_lo > phase ? (g_lo - phase + STRIDE - 1) / STRIDE : 0;
-      for (long long p = phase + (long long)(t0 + threadIdx.x) * STRIDE; p < g_hi;
-           p += (long long)THREADS * STRIDE)
-        atomicAdd(&s_hist()[coarse_bin(load_cg(row_ptr + (p - offset)))], 1);
+      const int t1 = g_hi > phase ? (g_hi - phase + STRIDE - 1) / STRIDE : 0;
+      // VIEW_BATCH independent loads in flight per thread, then their bins.
+      for (int base = t0; base < t1; base += THREADS * VIEW_BATCH) {
+        float v[VIEW_BATCH];
+#pragma unroll
+        for (int u = 0; u < VIEW_BATCH; ++u) {
+          const int t = base + u * THREADS + threadIdx.x;
+          v[u] = t < t1 ? load_cg(row_ptr + (phase + (long long)t * STRIDE - offset)) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < VIEW_BATCH; ++u)
+          if (base + u * THREADS + (int)threadIdx.x < t1) atomicAdd(&s_hist()[coarse_bin(v[u])], 1);
+      }
       flush_hist(w.sample + (long long)row * COARSE_BINS, COARSE_BINS);
       __syncthreads();
     } else if (stage == STAGE_PROPOSAL) {
@@ -171,24 +188,47 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
       }
     } else if (stage == STAGE_CERTIFY) {
       if (!active) continue;
-      // Scores at or above the collection endpoint are kept; NaN is reported (outside the
-      // contract). Without a usable view every score is kept.
+      // Scores at or above the lower (rescue) endpoint are kept, so a rescued row refines
+      // from the buffer too (a re-read costs a full pass over the row); NaN is reported
+      // (outside the contract). Without a usable view every score is kept.
       const float e0 = __uint_as_float(st[RS_E0]);
       const float e1 = __uint_as_float(st[RS_E1]);
       const float keep = usable ? (RESCUE ? e1 : e0) : -__int_as_float(0x7f800000);
       int c0 = 0, c1 = 0;
       bool nan = false;
+      // Admitted pairs are staged in shared memory (frontier buffer 0) and copied out with one
+      // global reservation per CTA; past CAP they go to the global buffer one by one.
+      // Without a usable view every score is a candidate: a shard longer than the buffer
+      // is marked overflowed up front (later passes re-read it) instead of counted one by one.
+      const bool collect = usable || local_len <= CANDS;
+      if (threadIdx.x == 0) *s_counter(C_COUNT) = 0;
+      if (!collect && threadIdx.x == 0 && blockIdx.x == 0) cur[0] = (u32)CANDS + 1u;
+      __syncthreads();
       if (hi > lo) {
         stream_row(row_ptr + lo, hi - lo, [&](float x, int i) {
           c0 += x >= e0;
           c1 += x >= e1;
-          if (x >= keep) {
-            const u32 p = atomicAdd(cur, 1u);
-            if (p < (u32)CANDS) { keys[p] = desc_key32(x); pos[p] = lo + i; }
+          if (collect && x >= keep) {
+            const int p = atomicAdd(s_counter(C_COUNT), 1);
+            if (p < CAP) {
+              s_keys(0)[p] = desc_key32(x);
+              s_idx(0)[p] = lo + i;
+            } else {
+              const u32 g = atomicAdd(cur, 1u);
+              if (g < (u32)CANDS) { keys[g] = desc_key32(x); pos[g] = lo + i; }
+            }
           } else if (x != x) {
             nan = true;
           }
         });
+      }
+      __syncthreads();
+      const int staged = min(*s_counter(C_COUNT), CAP);
+      if (threadIdx.x == 0) s_scratch()[SCRATCH_BIN] = staged ? (int)atomicAdd(cur, (u32)staged) : 0;
+      __syncthreads();
+      const u32 base = (u32)s_scratch()[SCRATCH_BIN];
+      for (int j = threadIdx.x; j < staged; j += THREADS) {
+        if (base + (u32)j < (u32)CANDS) { keys[base + j] = s_keys(0)[j]; pos[base + j] = s_idx(0)[j]; }
       }
       if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(w.status, STATUS_NAN);
       if (usable) add_block_counts(c0, c1, w.counts + 2 * (long long)row);
@@ -226,15 +266,29 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
       st[RS_QUOTA] = (u32)K;
       if (row_info) { row_info[2 * row] = route; row_info[2 * row + 1] = q0; }
     } else if (stage == STAGE_DIGIT) {
-      if (!active) continue;
+      if (!active || !owns_source(st)) continue;
       clear_hist(HIST_BINS);
       __syncthreads();
       const u32 lo_key = st[RS_LO_KEY], prefix = st[RS_PREFIX];
       const int n = (int)min(cur[0], (u32)CANDS);
-      for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int) {
-        if (key <= lo_key && (digit == 0 || (key >> digit_shift(digit - 1)) == prefix))
-          atomicAdd(&s_hist()[digit_of(key, digit)], 1);
-      });
+      auto in_group = [&](u32 key) {
+        return key <= lo_key && (digit == 0 || (key >> digit_shift(digit - 1)) == prefix);
+      };
+      if (st[RS_FLAGS] & ROW_IN_BUFFER) {
+        // Candidates share a few leading digits: one shared atomic per distinct bin per warp.
+        for (int base = 0; base < n; base += THREADS) {
+          const int p = base + threadIdx.x;
+          const bool take = p < n && in_group(keys[p]);
+          const u32 bin = take ? digit_of(keys[p], digit) : 0xffffffffu;
+          const u32 peers = __match_any_sync(FULL_MASK, bin);
+          if (take && (threadIdx.x & 31) == __ffs(peers) - 1)
+            atomicAdd(&s_hist()[bin], __popc(peers));
+        }
+      } else {
+        for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int) {
+          if (in_group(key)) atomicAdd(&s_hist()[digit_of(key, digit)], 1);
+        });
+      }
       flush_hist(w.digits + ((long long)digit * m_cap + row) * HIST_BINS, HIST_BINS);
       __syncthreads();
     } else if (stage == STAGE_BOUNDARY) {
@@ -247,7 +301,7 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
         st[RS_QUOTA] = st[RS_QUOTA] - (u32)b.before;
       }
     } else if (stage == STAGE_COUNT) {
-      if (!active) continue;
+      if (!active || !owns_source(st)) continue;
       // Keys below the threshold are all inside the frontier (the threshold is a frontier key).
       const u32 t = st[RS_PREFIX];
       const int n = (int)min(cur[0], (u32)CANDS);
@@ -267,6 +321,7 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
           for (int i = L + threadIdx.x; i < K; i += THREADS) slots[i] = 0xffffffffu;
         continue;
       }
+      if (!owns_source(st)) continue;
       const u32 t = st[RS_PREFIX];
       const int need = (int)st[RS_QUOTA];  // ties that complete the row
       int above_before = 0, ties_before = 0;
@@ -275,14 +330,30 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
         ties_before += (int)w.ranks[((long long)row * ranks + q) * 2 + 1];
       }
       const int n = (int)min(cur[0], (u32)CANDS);
-      for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int i) {
-        if (key < t) {
-          slots[above_before + (int)atomicAdd(cur + 1, 1u)] = (u32)(offset + i);
-        } else if (key == t) {
-          const int tie = ties_before + (int)atomicAdd(cur + 2, 1u);
-          if (tie < need) slots[K - need + tie] = (u32)(offset + i);
+      if (st[RS_FLAGS] & ROW_IN_BUFFER) {
+        // One CTA owns the buffer: warp-aggregated slots from shared cursors.
+        if (threadIdx.x == 0) { *s_counter(C_OUT) = 0; *s_counter(C_TIES) = 0; }
+        __syncthreads();
+        for (int base = 0; base < n; base += THREADS) {
+          const int p = base + threadIdx.x;
+          const u32 key = p < n ? keys[p] : 0xffffffffu;
+          const bool above = p < n && key < t, tie = p < n && key == t;
+          const int a = warp_reserve(above, s_counter(C_OUT));
+          if (above) slots[above_before + a] = (u32)(offset + pos[p]);
+          const int b = ties_before + warp_reserve(tie, s_counter(C_TIES));
+          if (tie && b < need) slots[K - need + b] = (u32)(offset + pos[p]);
         }
-      });
+        __syncthreads();
+      } else {
+        for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int i) {
+          if (key < t) {
+            slots[above_before + (int)atomicAdd(cur + 1, 1u)] = (u32)(offset + i);
+          } else if (key == t) {
+            const int tie = ties_before + (int)atomicAdd(cur + 2, 1u);
+            if (tie < need) slots[K - need + tie] = (u32)(offset + i);
+          }
+        });
+      }
     } else if (stage == STAGE_COPY) {
       const u32* slots = w.staged + (long long)row * K;
       int* dst = out + (long long)row * out_pitch;

@@ -38,6 +38,9 @@ const STAGE_COPY: i32 = 8;
 const STATE_WORDS: usize = 8;
 const CURSOR_WORDS: usize = 4;
 const STATUS_WORDS: usize = 4;
+/// Scores per position chunk (one CTA's share of a pass), and the smallest chunk.
+const CHUNK_SCORES: u32 = 1 << 20;
+const MIN_CHUNK_SCORES: u32 = 4096;
 /// Largest grid y extent; larger batches loop over rows inside the kernel.
 const MAX_GRID_ROWS: u32 = 65_535;
 
@@ -214,13 +217,20 @@ impl ShardedSelector {
             })?;
             ranks.push(RankWorkspace { stream, words });
         }
-        // Enough CTAs per row that a small batch still covers the device: about four CTAs
-        // per SM in all, none with fewer than 8K positions.
+        // Position chunks of about 1M scores (4 MB; 64K and 256K measured slower at 128 x 4M
+        // and 512 x 1M, bench/RESULTS.md), and enough of them that a small batch still gives
+        // every SM four CTAs; never chunks under 4K scores.
         let sms = gpus[0].props().sms;
         let width = sharding.shard_width as u32;
-        let chunks = (4 * sms)
-            .div_ceil(m_cap)
-            .clamp(1, width.div_ceil(8192).max(1));
+        let chunk_scores = std::env::var("TOPK_SHARDED_CHUNK")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|&c| c >= MIN_CHUNK_SCORES)
+            .unwrap_or(CHUNK_SCORES);
+        let chunks = width
+            .div_ceil(chunk_scores)
+            .max((4 * sms).div_ceil(m_cap))
+            .clamp(1, width.div_ceil(MIN_CHUNK_SCORES).max(1));
         let chunk_len = width.div_ceil(chunks).next_multiple_of(4);
         Ok(ShardedSelector {
             spec,
