@@ -19,9 +19,9 @@ fn the_view_keeps_its_sample_rank_as_k_shrinks() {
         }
         let spec = default_spec(k, 4096, 262_144);
         spec.validate().unwrap();
-        // q = ceil(1.5 K / s): 24 samples above the target at every sampled K up to 2048.
+        // q = ceil(1.75 K / s): 28 samples above the target at every sampled K up to 2048.
         if k <= 2048 {
-            assert_eq!(spec.sample_rank(), Some(24), "K = {k}");
+            assert_eq!(spec.sample_rank(), Some(28), "K = {k}");
         }
     }
     for k in [1, 7, 100, 255] {
