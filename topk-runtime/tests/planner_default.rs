@@ -44,6 +44,14 @@ fn short_rows_go_to_the_row_local_kernels() {
         default_spec(2048, 512, 131_072).mapping,
         Mapping::Persistent
     );
+    // Large batches of mid-width rows: the persistent pool (crossover sweep).
+    let big = default_spec(2048, 4096, 40_000);
+    assert_eq!(big.mapping, Mapping::Persistent);
+    big.validate().unwrap();
+    assert_eq!(
+        default_spec(2048, 4096, 16_384).mapping,
+        Mapping::RowLocal(RowLocalVariant::Register)
+    );
 }
 
 #[test]

@@ -76,14 +76,20 @@ impl PlanRequest {
     }
 }
 
+/// Batches of at least this many rows take the persistent kernel already from 16K-wide rows:
+/// at 1024 and 4096 rows of 16K-64K it measured 1.3-1.6x faster than the streaming row-local
+/// kernel (bench/RESULTS.md, crossover sweep); at 64 rows the row-local kernel stays ahead.
+pub const PERSISTENT_FROM_ROWS: u32 = 1024;
+
 /// The default execution map (paper Fig. 6, simplified to the families generated so far):
 /// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
-/// the width where sampling starts to pay (paper §6.4: 32K-64K), persistent sampled above.
+/// the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
+/// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above.
 /// The sampled policy keeps the paper's stride 128 at K = 2048 but retains rho = 1.75 instead of
 /// 1.5 and rescues at 2.5K instead of 1.75K: an underfilled row is a tail of extra row passes on
 /// one CTA, and on the H200 the wider margin measured faster over the whole operator matrix
 /// (worst N >= 256K shape 1.56x the floor instead of 1.78x on i.i.d. rows, bench/RESULTS.md).
-pub fn default_spec(k: u32, _m_cap: u32, width: u32) -> Spec {
+pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
     let base = Spec {
         k,
         proposal: sampled_proposal(k),
@@ -97,7 +103,7 @@ pub fn default_spec(k: u32, _m_cap: u32, width: u32) -> Spec {
             threads: 1024,
             ..base
         }
-    } else if width < 49_152 {
+    } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
         Spec {
             mapping: Mapping::RowLocal(RowLocalVariant::Streaming),
             proposal: Proposal::Exact,
