@@ -544,3 +544,82 @@ fn a_tensor_name_for_a_npy_file_is_refused() {
         &["--scores", ".npy file", "drop the tensor name `x`"],
     );
 }
+
+#[test]
+fn sharded_ranks_select_exactly_and_refuse_what_they_cannot_do() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rows ending inside the first shard, on a shard boundary (250 of 1000 over 4 ranks), just
+    // past it, and full.
+    let lengths = [0, 17, 250, 251, 999, 1000];
+    let (scores, lens) = write_problem(dir.path(), lengths.len(), 1000, &lengths);
+    for ranks in ["1", "3", "4"] {
+        let out = dir.path().join(format!("idx{ranks}.npy"));
+        let run = topk(&[
+            "select",
+            "--scores",
+            s(&scores),
+            "--lengths",
+            s(&lens),
+            "--k",
+            "16",
+            "--out",
+            s(&out),
+            "--backend",
+            "cpu",
+            "--ranks",
+            ranks,
+        ]);
+        run.assert_success();
+        assert!(
+            run.stdout.contains(&format!("as {ranks} ranks")),
+            "{}",
+            run.stdout
+        );
+        let verify = topk(&[
+            "verify",
+            "--scores",
+            s(&scores),
+            "--lengths",
+            s(&lens),
+            "--indices",
+            s(&out),
+            "--k",
+            "16",
+        ]);
+        verify.assert_success();
+        assert!(
+            verify.stdout.starts_with("exact: all 6 rows"),
+            "{}",
+            verify.stdout
+        );
+    }
+    let sc = s(&scores);
+    refuses(
+        dir.path(),
+        &[
+            "--scores",
+            sc,
+            "--k",
+            "16",
+            "--backend",
+            "cuda",
+            "--ranks",
+            "2",
+        ],
+        &["--ranks", "CPU backend"],
+    );
+    refuses(
+        dir.path(),
+        &[
+            "--scores",
+            sc,
+            "--k",
+            "16",
+            "--backend",
+            "cpu",
+            "--ranks",
+            "0",
+        ],
+        &["--ranks 0", "at least one rank"],
+    );
+}

@@ -13,7 +13,8 @@ Examples:
   topk gen --profile indexer --rows 64 --width 262144 --out s.npy --lengths-out l.npy
   topk select --scores s.npy --lengths l.npy --k 2048 --out i.npy
   topk select --scores s.npy --k 64 --out i.npy --backend cpu --preset persistent-exact
-  topk select --scores run.safetensors --tensor scores --k 2048 --out i.npy";
+  topk select --scores run.safetensors --tensor scores --k 2048 --out i.npy
+  topk select --scores s.npy --lengths l.npy --k 2048 --out i.npy --backend cpu --ranks 4";
 
 /// Select the K largest valid scores of every row and write their indices
 ///
@@ -45,9 +46,17 @@ pub struct SelectArgs {
     backend: BackendChoice,
     #[command(flatten)]
     spec: SpecChoice,
+    /// Select as G context-parallel ranks would, each holding ceil(width / G) contiguous
+    /// positions of every row, simulated on the CPU backend (same output contract, global
+    /// indices). For replaying what a sharded deployment computed
+    #[arg(long, value_name = "G")]
+    ranks: Option<usize>,
 }
 
 pub fn run(a: SelectArgs) -> CmdResult {
+    if let Some(ranks) = a.ranks {
+        return run_sharded(&a, ranks);
+    }
     let spec = a.spec.resolve(a.k)?;
     inputs::check_output_path("--out", &a.out)?;
     let chosen = backend::resolve(a.backend.as_str())?;
@@ -83,6 +92,56 @@ pub fn run(a: SelectArgs) -> CmdResult {
         },
         report::gbps(problem.valid_bytes(), selection.elapsed),
         report::routes(&selection.stats),
+        a.out.display()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--ranks G`: the context-parallel selector with its ranks simulated in process.
+fn run_sharded(a: &SelectArgs, ranks: usize) -> CmdResult {
+    if a.backend == BackendChoice::Cuda {
+        return Err(CliError::Usage(
+            "--ranks runs on the CPU backend (use --backend cpu); on GPUs the context-parallel \
+             selector is the Rust API `topk_runtime::cuda::sharded::ShardedSelector` \
+             (examples/06-context-parallel.rs)"
+                .into(),
+        ));
+    }
+    let spec = a.spec.resolve(a.k)?.unwrap_or(topk::Spec {
+        k: a.k as u32,
+        proposal: topk::runtime::cuda::plan::sampled_proposal(a.k as u32),
+        ..topk::Spec::default()
+    });
+    inputs::check_output_path("--out", &a.out)?;
+    let problem = inputs::load(&a.scores, a.tensor.as_deref(), a.lengths.as_deref())?;
+    let matrix = problem.matrix();
+    let (rows, width) = (matrix.rows, matrix.width);
+    let sharding = topk::runtime::sharding::Sharding::covering(width, ranks)
+        .map_err(|e| CliError::Usage(format!("--ranks {ranks}: {e}")))?;
+    let shards = sharding
+        .split(&matrix)
+        .map_err(inputs::locate_in(&a.scores))?;
+    let shard_refs: Vec<&[f32]> = shards.iter().map(Vec::as_slice).collect();
+    let sharded = topk::runtime::cpu::sharded::ShardedScores {
+        sharding,
+        shards: &shard_refs,
+        lengths: &problem.lengths,
+        rows,
+    };
+    let mut out = vec![-1i32; rows * a.k];
+    let bar = progress::spinner("selecting");
+    let started = std::time::Instant::now();
+    let stats = topk::runtime::cpu::sharded::select_sharded(&spec, &sharded, &mut out, a.k, false);
+    let elapsed = started.elapsed();
+    bar.finish_and_clear();
+    let stats = stats.map_err(inputs::locate_in(&a.scores))?;
+    topk::io::npy::write(&a.out, &[rows, a.k], &out).map_err(CliError::Output)?;
+    report::line(format_args!(
+        "selected k={} of {rows} rows x {width} as {ranks} ranks of {} positions (cpu, simulated) in {}; routes: {} -> {}",
+        a.k,
+        sharding.shard_width,
+        report::millis(elapsed),
+        report::routes(&stats),
         a.out.display()
     ));
     Ok(ExitCode::SUCCESS)
