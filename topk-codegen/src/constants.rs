@@ -109,6 +109,14 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         layout.frontier_cap.to_string(),
         "shared frontier capacity per buffer",
     );
+    if let Family::Cluster { ctas } = family {
+        c(
+            "CLUSTER_CTAS",
+            "u32",
+            ctas.to_string(),
+            "CTAs per cluster (one row)",
+        );
+    }
     if let Family::KvSplit { splits } = family {
         c("SPLITS", "int", splits.to_string(), "segment CTAs per row");
         c(

@@ -12,6 +12,7 @@ const SELECT: &str = include_str!("cuda/select.cu");
 const PERSISTENT: &str = include_str!("cuda/persistent.cu");
 const ROWLOCAL: &str = include_str!("cuda/rowlocal.cu");
 const KVSPLIT: &str = include_str!("cuda/kvsplit.cu");
+const CLUSTER: &str = include_str!("cuda/cluster.cu");
 
 /// A family of generated kernels: same body, different row ownership.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,6 +25,8 @@ pub enum Family {
     RowLocalStreaming,
     /// `splits` CTAs per row on disjoint segments, the last to arrive finishes the row.
     KvSplit { splits: u8 },
+    /// A thread-block cluster of `ctas` CTAs per row, exact boundary combined in DSMEM.
+    Cluster { ctas: u8 },
 }
 
 impl Family {
@@ -33,7 +36,7 @@ impl Family {
             Mapping::RowLocal(RowLocalVariant::Register) => Some(Family::RowLocalRegister),
             Mapping::RowLocal(RowLocalVariant::Streaming) => Some(Family::RowLocalStreaming),
             Mapping::KvSplit { splits } => Some(Family::KvSplit { splits }),
-            Mapping::Cluster { .. } => None,
+            Mapping::Cluster { ctas } => Some(Family::Cluster { ctas }),
         }
     }
 
@@ -45,19 +48,22 @@ impl Family {
             Family::KvSplit { splits: 2 } => "kvsplit2",
             Family::KvSplit { splits: 4 } => "kvsplit4",
             Family::KvSplit { .. } => "kvsplit8",
+            Family::Cluster { .. } => "cluster8",
         }
     }
 
     /// Whether kernels of this family have been run and checked on a GPU. The planner refuses
     /// the others unless asked explicitly (`Plan::unverified`), so a kernel that only compiled
     /// can never be picked silently.
-    /// Every family generated today has passed the GPU test suite (bench/RESULTS.md).
+    /// The persistent, row-local and KV-split families passed the GPU test suite
+    /// (bench/RESULTS.md); the cluster family has not run on a GPU yet.
     pub fn verified_on_gpu(self) -> bool {
         match self {
             Family::Persistent
             | Family::RowLocalRegister
             | Family::RowLocalStreaming
             | Family::KvSplit { .. } => true,
+            Family::Cluster { .. } => false,
         }
     }
 
@@ -66,6 +72,7 @@ impl Family {
             Family::Persistent => PERSISTENT,
             Family::RowLocalRegister | Family::RowLocalStreaming => ROWLOCAL,
             Family::KvSplit { .. } => KVSPLIT,
+            Family::Cluster { .. } => CLUSTER,
         };
         [
             KEYS, MEMORY, BLOCK, ROW, PROPOSE, CERTIFY, REFINE, SELECT, mapping, "",
@@ -135,6 +142,7 @@ impl Layout {
             },
             ctas_per_row: match family {
                 Family::KvSplit { splits } => splits as u32,
+                Family::Cluster { ctas } => ctas as u32,
                 _ => 1,
             },
         }

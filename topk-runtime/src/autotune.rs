@@ -105,9 +105,10 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
         ..base
     };
     let mut out = Vec::new();
-    // The default sampled policy, its paper-constant rescue, and a twice denser view.
+    // The default sampled policy, the paper's constants (rho 1.5, rescue 1.75) and a twice
+    // denser view.
     if let Proposal::Sampled { stride, rho, .. } = crate::cuda::plan::sampled_proposal(k) {
-        let sampled = |stride, rescue| Spec {
+        let sampled = |stride, rho, rescue| Spec {
             proposal: Proposal::Sampled {
                 stride,
                 rho,
@@ -116,9 +117,9 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
             ..base
         };
         out.extend([
-            sampled(stride, 250),
-            sampled(stride, 175),
-            sampled((stride / 2).max(2), 250),
+            sampled(stride, rho, 250),
+            sampled(stride, Centi(150), 175),
+            sampled((stride / 2).max(2), rho, 250),
         ]);
     }
     out.push(exact);

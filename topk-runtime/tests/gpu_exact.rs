@@ -189,6 +189,7 @@ fn specs(k: u32) -> Vec<Spec> {
             sampled(128, Some(Centi(250))),
             512,
         ),
+        spec_with(k, Mapping::Cluster { ctas: 8 }, Proposal::Exact, 1024),
     ]
 }
 
@@ -204,7 +205,7 @@ fn check_against_cpu(gpu: &Gpu, spec: Spec, case: &Case, label: &str) -> (u64, [
     };
     let mut request = PlanRequest::new(spec.k, rows as u32, case.width as u32).with_spec(spec);
     request.pitch = case.pitch as u64;
-    request.allow_unverified = true; // the KV-split kernels are checked here
+    request.allow_unverified = true; // the cluster kernel is checked here
     let mut sel =
         CudaSelector::new(gpu, request).unwrap_or_else(|e| panic!("{label}: plan failed: {e}"));
     let mut out = vec![i32::MIN; rows * k];

@@ -258,7 +258,14 @@ impl Plan {
             .map_err(|e| Error::Cuda(format!("occupancy of `{}`: {e}", kernel.entry)))?
             .max(1) as u32;
         let sms = gpu.props().sms;
-        let grid = (sms * ctas_per_sm).min(request.m_cap.max(1));
+        let grid = match kernel.family {
+            // One cluster per row (rows loop inside); the grid is whole clusters.
+            Family::Cluster { ctas } => {
+                let ctas = ctas as u32;
+                (sms * ctas_per_sm / ctas).max(1).min(request.m_cap.max(1)) * ctas
+            }
+            _ => (sms * ctas_per_sm).min(request.m_cap.max(1)),
+        };
         let (spill_cap, workspace_bytes) = workspace_size(&kernel.layout, request.width, grid);
         Ok(Plan {
             request,

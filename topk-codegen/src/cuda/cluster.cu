@@ -1,0 +1,155 @@
+// ---- Cluster mapping (§4.5, §5.5): the 8 CTAs of a thread-block cluster share one row. ----
+// Each CTA streams a contiguous eighth of the row. Their coarse histograms are summed in rank
+// 0's shared memory through distributed shared memory (DSMEM); rank 0 finds the exact coarse
+// boundary; every CTA commits its scores above the boundary bin and appends the bin's scores to
+// rank 0's frontier (DSMEM atomics, continuing in rank 0's global spill slice); rank 0 refines
+// alone. Clusters loop over rows; every CTA of a cluster walks the same rows, so the cluster
+// barriers below are reached by all eight.
+
+#define SCRATCH_QUOTA 36  // block scratch word after SCRATCH_F1: slots left in the boundary bin
+
+__device__ __forceinline__ u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ u32 cluster_index() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ u32 cluster_count() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+  return r;
+}
+// Every thread of the cluster arrives (release) and waits (acquire).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
+// The DSMEM address of this CTA's shared word `p` in cluster CTA `rank`.
+__device__ __forceinline__ u32 dsmem(const void* p, u32 rank) {
+  u32 a;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(a) : "r"((u32)__cvta_generic_to_shared(p)), "r"(rank));
+  return a;
+}
+__device__ __forceinline__ u32 dsmem_load(u32 a) {
+  u32 v;
+  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
+  return v;
+}
+__device__ __forceinline__ void dsmem_store(u32 a, u32 v) {
+  asm volatile("st.shared::cluster.u32 [%0], %1;" :: "r"(a), "r"(v) : "memory");
+}
+__device__ __forceinline__ u32 dsmem_add(u32 a, u32 v) {
+  u32 old;
+  asm volatile("atom.shared::cluster.add.u32 %0, [%1], %2;" : "=r"(old) : "r"(a), "r"(v) : "memory");
+  return old;
+}
+
+extern "C" __global__ void __cluster_dims__(CLUSTER_CTAS, 1, 1) __launch_bounds__(THREADS, MIN_BLOCKS)
+ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
+      const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
+      long long out_pitch, int* __restrict__ spill, int spill_cap, u32* __restrict__ control,
+      int* __restrict__ row_info) {
+  const u32 rank = cluster_rank();
+  int m = *live_rows;
+  if (m > m_cap || m < 0) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
+    m = m < 0 ? 0 : m_cap;
+  }
+  // Rank 0's spill slice continues the shared frontier for the whole cluster.
+  RowCtx c;
+  c.spill = spill + (long long)(blockIdx.x - rank) * 4 * spill_cap;
+  c.spill_cap = spill_cap;
+  c.nan = false;
+  for (int row = (int)cluster_index(); row < m; row += (int)cluster_count()) {
+    const int L = checked_length(lengths, row, width, control);
+    const float* row_ptr = scores + (long long)row * pitch;
+    int* out_row = out + (long long)row * out_pitch;
+    if (L <= K) {
+      if (rank == 0) {
+        for (int i = threadIdx.x; i < K; i += THREADS) out_row[i] = i < L ? i : -1;
+        if (threadIdx.x == 0 && row_info) { row_info[2 * row] = ROUTE_SHORT; row_info[2 * row + 1] = 0; }
+      }
+      continue;
+    }
+    const int seg = (((L + CLUSTER_CTAS - 1) / CLUSTER_CTAS) + 3) & ~3;
+    const int a = min(L, (int)rank * seg);
+    const int b = min(L, a + seg);
+    // 1. This segment's coarse histogram.
+    clear_hist(COARSE_BINS);
+    __syncthreads();
+    bool nan = false;
+    if (b > a) {
+      stream_row(row_ptr + a, b - a, [&](float x, int) {
+        nan |= x != x;
+        atomicAdd(&s_hist()[coarse_bin(x)], 1);
+      });
+    }
+    if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(control + 2, STATUS_NAN);
+    cluster_sync();
+    // 2. Rank 0 sums the eight histograms and finds tau* (eq. 20).
+    if (rank == 0) {
+      for (int bin = threadIdx.x; bin < COARSE_BINS; bin += THREADS) {
+        u32 sum = (u32)s_hist()[bin];
+        for (u32 r = 1; r < CLUSTER_CTAS; ++r) sum += dsmem_load(dsmem(&s_hist()[bin], r));
+        s_hist()[bin] = (int)sum;
+      }
+      __syncthreads();
+      const Boundary bd = find_boundary<COARSE_BINS>(K);
+      if (threadIdx.x == 0) {
+        s_scratch()[SCRATCH_F0] = __float_as_int(coarse_endpoint((u32)bd.bin));
+        s_scratch()[SCRATCH_F1] =
+            __float_as_int(bd.bin > 0 ? coarse_endpoint((u32)bd.bin - 1u) : quiet_nan());
+        s_scratch()[SCRATCH_QUOTA] = K - bd.before;
+        *s_counter(C_COUNT) = 0;
+        *s_counter(C_OUT) = 0;
+        *s_counter(C_TIES) = 0;
+      }
+    }
+    cluster_sync();
+    // 3. Every CTA commits its scores above the boundary bin and sends the bin's scores to
+    // rank 0's frontier.
+    const float lo = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
+    const float hi = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F1], 0)));
+    const u32 out_at = dsmem(s_counter(C_OUT), 0);
+    const u32 count_at = dsmem(s_counter(C_COUNT), 0);
+    const u32 keys0 = dsmem(s_keys(0), 0);
+    const u32 idx0 = dsmem(s_idx(0), 0);
+    if (b > a) {
+      stream_row(row_ptr + a, b - a, [&](float x, int i) {
+        if (x >= lo) {
+          if (x >= hi) {
+            out_row[dsmem_add(out_at, 1u)] = a + i;
+          } else {
+            const int pos = (int)dsmem_add(count_at, 1u);
+            if (pos < CAP) {
+              dsmem_store(keys0 + 4u * (u32)pos, desc_key32(x));
+              dsmem_store(idx0 + 4u * (u32)pos, (u32)(a + i));
+            } else if (pos - CAP < c.spill_cap) {
+              int* g = c.spill + (pos - CAP);
+              g[0] = (int)desc_key32(x);
+              g[c.spill_cap] = a + i;
+            }
+          }
+        }
+      });
+    }
+    __threadfence();
+    cluster_sync();
+    // 4. Rank 0 refines the merged frontier (re-reading the row if it overflowed).
+    if (rank == 0) {
+      GlobalRow src;
+      src.p = row_ptr;
+      src.L = L;
+      const int quota = s_scratch()[SCRATCH_QUOTA];
+      const int q0 = *s_counter(C_COUNT);
+      refine_frontier(src, lo, hi, quota, c, out_row);
+      finish_row(c, row, ROUTE_DIRECT_EXACT, q0, control, row_info);
+    }
+  }
+  // No CTA leaves while another may still read its shared memory.
+  cluster_sync();
+}
