@@ -164,3 +164,255 @@ fn plot_rejects_other_schemas_and_missing_folders() {
     let run = topk(&["plot", "--results", s(empty.path()), "--out", s(&out)]);
     run.assert_bad_input(&["matrix-*.json"]);
 }
+
+/// One line of a GPU bench log: `label_field` names the policy, variant or run kind; the time
+/// is `x_floor` times the shape's one-read floor.
+fn measurement(label: (&str, &str), profile: &str, shape: (u64, u64), x_floor: f64) -> Value {
+    let (rows, width) = shape;
+    let floor = (rows * width * 4) as f64 / 4.49e12 * 1e3;
+    let mut line = json!({
+        "profile": profile, "rows": rows, "width": width, "k": 64,
+        "median_ms": floor * x_floor, "floor_ms": floor, "exact": true,
+        "spec": format!("k=64,policy={}", label.1),
+    });
+    line[label.0] = json!(label.1);
+    line
+}
+
+fn inexact(mut line: Value) -> Value {
+    line["exact"] = json!(false);
+    line
+}
+
+fn write_lines(path: &Path, lines: &[Value]) {
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(path, text.join("\n") + "\n").unwrap();
+}
+
+/// ablations.jsonl, margins.jsonl, kvsplit.jsonl and context-parallel logs in `dir`; the one
+/// inexact measurement of each is worth 7.77x the floor, so its value shows if it is drawn.
+fn write_bench_logs(dir: &Path) {
+    let (a, b) = ((2048, 262144), (512, 1 << 20));
+    let mut ablations = Vec::new();
+    for profile in ["iid", "indexer"] {
+        for (policy, x) in [("rho=1.5", 1.25), ("stride=64", 1.75)] {
+            ablations.push(measurement(("ablation", policy), profile, a, x));
+            ablations.push(measurement(("ablation", policy), profile, b, x + 0.25));
+        }
+    }
+    ablations.push(measurement(("ablation", "exact-proposal"), "iid", a, 2.25));
+    ablations.push(inexact(measurement(
+        ("ablation", "exact-proposal"),
+        "iid",
+        b,
+        7.77,
+    )));
+    for policy in ["cross-fast", "cross-slow"] {
+        for rows in [64, 1024] {
+            for width in [16384, 32768] {
+                let line = measurement(("ablation", policy), "iid", (rows, width), 3.0);
+                ablations.push(
+                    if policy == "cross-slow" && rows == 1024 && width == 32768 {
+                        inexact(line)
+                    } else {
+                        line
+                    },
+                );
+            }
+        }
+    }
+    write_lines(&dir.join("ablations.jsonl"), &ablations);
+
+    for (file, variants) in [
+        (
+            "margins.jsonl",
+            ["rho=1.5,rescue=2.5", "rho=1.75,rescue=2.5"],
+        ),
+        ("kvsplit.jsonl", ["default", "kvsplit2"]),
+    ] {
+        let mut lines = Vec::new();
+        for profile in ["iid", "indexer"] {
+            for (i, variant) in variants.iter().enumerate() {
+                for rows in [512, 1024] {
+                    let x = 1.3 + 0.1 * i as f64;
+                    lines.push(measurement(
+                        ("variant", variant),
+                        profile,
+                        (rows, 131072),
+                        x,
+                    ));
+                }
+            }
+        }
+        lines.push(inexact(measurement(
+            ("variant", variants[1]),
+            "indexer",
+            (2048, 131072),
+            7.77,
+        )));
+        write_lines(&dir.join(file), &lines);
+    }
+
+    // A text log as the context-parallel example prints it: a table with a JSON line per row.
+    let run = |how: &str, ranks: u64, shape: (u64, u64), ms: f64| {
+        let mut line = measurement(("how", how), "iid", shape, 1.0);
+        line["ranks"] = json!(ranks);
+        line["median_ms"] = json!(ms);
+        line
+    };
+    let mut log = String::from("devices: 4 x Test GPU\n    M x        N   ranks         ms\n");
+    for line in [
+        run("1-gpu", 1, (8, 1 << 22), 0.4),
+        run("sharded-1", 1, (8, 1 << 22), 0.1),
+        run("nccl", 2, (8, 1 << 22), 0.2),
+        inexact(run("nccl", 4, (8, 1 << 22), 0.05)),
+        inexact(run("1-gpu", 1, (64, 1 << 20), 0.2)),
+        run("sharded-1", 1, (64, 1 << 20), 0.3),
+    ] {
+        log.push_str(&format!("    table row\n{line}\n"));
+    }
+    let folder = dir.join("context-parallel");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("x4-t-early.txt"), log).unwrap();
+    // Other context-parallel logs are not drawn.
+    let other = run("1-gpu", 1, (16, 1 << 22), 0.4).to_string();
+    std::fs::write(folder.join("x2-t-first.txt"), other + "\n").unwrap();
+}
+
+#[test]
+fn plot_draws_the_bench_logs_next_to_the_merged_results() {
+    let dir = tempfile::tempdir().unwrap();
+    write_results(dir.path());
+    write_bench_logs(dir.path());
+    let out = dir.path().join("plots");
+    let run = topk(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
+    run.assert_success();
+    let logs = [
+        ("ablations-crossover.svg", "ablations.jsonl"),
+        ("ablations-latency.svg", "ablations.jsonl"),
+        ("context-parallel.svg", "x4-t-early.txt"),
+        ("kvsplit.svg", "kvsplit.jsonl"),
+        ("margins.svg", "margins.jsonl"),
+    ];
+    let names = files_in(&out);
+    for (name, _) in logs {
+        assert!(
+            names.contains(&name.to_string()),
+            "{name} missing: {names:?}"
+        );
+    }
+    assert_eq!(names.len(), 4 + logs.len(), "{names:?}");
+    assert_eq!(run.stdout.lines().count(), names.len(), "{}", run.stdout);
+    let text = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    // Text as plotters writes it: alone between tags.
+    let shown = |svg: &str, t: &str| svg.contains(&format!(">\n{t}\n<"));
+    for (name, source) in logs {
+        let svg = text(name);
+        assert!(svg.trim_end().ends_with("</svg>"), "{name}");
+        assert!(svg.contains(source), "{name} does not name {source}");
+        assert!(svg.contains("K=64"), "{name}");
+    }
+
+    let latency = text("ablations-latency.svg");
+    for t in [
+        "profile iid",
+        "profile indexer",
+        "rho=1.5",
+        "stride=64",
+        "exact-proposal",
+    ] {
+        assert!(shown(&latency, t), "ablations-latency lacks {t}");
+    }
+    for t in [
+        "2048x256K",
+        "512x1M",
+        "1.25",
+        "1.50",
+        "1.75",
+        "2.00",
+        "2.25",
+    ] {
+        assert!(shown(&latency, t), "ablations-latency lacks {t}");
+    }
+    assert!(!shown(&latency, "7.77") && !latency.contains("cross-"));
+    assert!(latency.contains("iid exact-proposal 512x1M (inexact)"));
+
+    let crossover = text("ablations-crossover.svg");
+    for t in [
+        "profile iid, M = 64",
+        "profile iid, M = 1024",
+        "cross-fast",
+        "cross-slow",
+    ] {
+        assert!(shown(&crossover, t), "ablations-crossover lacks {t}");
+    }
+    assert!(shown(&crossover, "16K") && shown(&crossover, "32K"));
+    assert!(crossover.contains("cross-fast: k=64,policy=cross-fast"));
+    assert!(crossover.contains("iid 1024x32K cross-slow (inexact)"));
+    assert!(!crossover.contains("rho=1.5"));
+
+    for (name, variants) in [
+        ("margins.svg", ["rho=1.5,rescue=2.5", "rho=1.75,rescue=2.5"]),
+        ("kvsplit.svg", ["default", "kvsplit2"]),
+    ] {
+        let svg = text(name);
+        for t in variants
+            .iter()
+            .chain(&["512x128K", "1024x128K", "1.30", "1.40"])
+        {
+            assert!(shown(&svg, t), "{name} lacks {t}");
+        }
+        assert!(shown(&svg, "profile iid") && shown(&svg, "profile indexer"));
+        assert!(!shown(&svg, "7.77"), "{name} draws an inexact time");
+        let note = format!("indexer 2048x128K {} (inexact)", variants[1]);
+        assert!(svg.contains(&note), "{name} lacks {note}");
+    }
+
+    let scaling = text("context-parallel.svg");
+    assert!(shown(&scaling, "8x4M") && shown(&scaling, "64x1M"));
+    assert!(
+        !scaling.contains("16x4M"),
+        "only the x4-*-early logs are drawn"
+    );
+    assert!(scaling.contains("iid 8x4M 4 ranks (inexact)"));
+    assert!(scaling.contains("iid 64x1M (1-gpu inexact)"));
+    // Two exact points (1 and 2 ranks of 8x4M) and a legend key per shape.
+    assert_eq!(scaling.matches("<circle").count(), 2 + 2);
+}
+
+#[test]
+fn plot_names_the_file_and_line_of_a_corrupt_bench_log() {
+    let cases = [
+        (
+            "margins.jsonl",
+            "{\"variant\": \"v\", \"profile\": ",
+            "margin-sweep.sh",
+        ),
+        ("kvsplit.jsonl", "{\"profile\": \"iid\"}", "kvsplit.sh"),
+        (
+            "ablations.jsonl",
+            "{\"ablation\": \"rho=1\", \"rows\": 8}",
+            "ablations.sh",
+        ),
+        (
+            "context-parallel/x4-t-early.txt",
+            "{not json",
+            "06-context-parallel",
+        ),
+    ];
+    for (file, bad, writer) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write_results(dir.path());
+        write_bench_logs(dir.path());
+        let path = dir.path().join(file);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        let line = text.lines().count() + 1;
+        text.push_str(bad);
+        std::fs::write(&path, text).unwrap();
+        let out = dir.path().join("plots");
+        let run = topk(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
+        let at = format!("line {line}");
+        run.assert_bad_input(&[file.rsplit('/').next().unwrap(), &at, writer]);
+        assert_eq!(files_in(&out), Vec::<String>::new(), "{file}");
+    }
+}

@@ -7,6 +7,10 @@
 
 use crate::{Error, Result, ScoreMatrix};
 
+/// Most positions a sharded row may span: int32 indices, less 2^21 so that a position chunk
+/// (at most 2^20 scores) added to any position stays below 2^31 in the kernels.
+pub const MAX_SHARDED_POSITIONS: usize = i32::MAX as usize - (1 << 21);
+
 /// Equal contiguous shards of `shard_width` positions over `ranks` ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sharding {
@@ -26,11 +30,12 @@ impl Sharding {
         }
         let total = ranks
             .checked_mul(shard_width)
-            .filter(|&t| t <= i32::MAX as usize)
+            .filter(|&t| t <= MAX_SHARDED_POSITIONS)
             .ok_or_else(|| {
                 Error::Input(format!(
-                    "{ranks} shards of {shard_width} positions exceed the 2^31 - 1 positions \
-                     a row may have (indices are int32); use fewer or narrower shards"
+                    "{ranks} shards of {shard_width} positions exceed the {MAX_SHARDED_POSITIONS} \
+                     positions a sharded row may have (int32 indices, with headroom for the \
+                     kernels' chunk arithmetic); use fewer or narrower shards"
                 ))
             })?;
         debug_assert!(total > 0);

@@ -1,7 +1,7 @@
-//! `topk plot`: SVG charts of the merged benchmark results.
+//! `topk plot`: SVG charts of the merged benchmark results and of the GPU bench logs.
 
 use crate::error::CliError;
-use crate::plot::{self, Merged};
+use crate::plot::{self, Measurement, Merged, Source};
 use crate::{report, CmdResult};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -17,15 +17,30 @@ Charts written for each input:
   matrix-NAME.json  ->  matrix-NAME-latency.svg  latency against rows per call, a panel per width
                         matrix-NAME-speedup.svg  speedup over the best exact peer per shape
                         matrix-NAME-floor.svg    our time over the one-read floor per shape
-  traces-NAME.json  ->  traces-NAME.svg          total latency of each trace per selector";
+  traces-NAME.json  ->  traces-NAME.svg          total latency of each trace per selector
+
+Charts of the GPU bench logs, each drawn when its input is there:
+  ablations.jsonl   ->  ablations-latency.svg    time over the floor per policy (rho, stride,
+                                                 rescue, exact proposal), a panel per profile
+                        ablations-crossover.svg  latency against N of the cross-* policies, a
+                                                 panel per profile and rows per call
+  margins.jsonl     ->  margins.svg              time over the floor per shape for each
+                                                 (rho, rescue) pair, a panel per profile
+  kvsplit.jsonl     ->  kvsplit.svg              time over the floor per shape, default map
+                                                 against kvsplit(2|4|8), a panel per profile
+  context-parallel/x4-*-early.txt
+                    ->  context-parallel.svg     speedup over one GPU against ranks, a line
+                                                 per shape, a panel per profile";
 
 /// Draw the merged benchmark results as SVG charts
 ///
 /// Reads every matrix-*.json and traces-*.json in the results folder (written by
 /// bench/peers/merge_results.py, schema topk-bench-merged/1) and writes one SVG per chart.
-/// Only exact times are drawn; a selector without one at a shape is left out there and named
-/// in the chart's note. All inputs are read and drawn before anything is written, so a missing
-/// or corrupt input leaves no file behind.
+/// The GPU bench logs in the same folder (ablations.jsonl, margins.jsonl, kvsplit.jsonl and
+/// context-parallel/x4-*-early.txt) get charts of their own when present. Only exact times are
+/// drawn; a measurement without one is left out and named in the chart's note. All inputs are
+/// read and drawn before anything is written, so a missing or corrupt input leaves no file
+/// behind.
 #[derive(Args)]
 #[command(after_help = EXAMPLES)]
 pub struct PlotArgs {
@@ -45,6 +60,44 @@ enum Kind {
 }
 
 type Chart = fn(&Merged) -> Result<String, String>;
+
+/// A chart of bench log measurements; the text names the file(s) they come from.
+type LogChart = fn(&[Measurement], &str) -> Drawn;
+/// An SVG document, or why it could not be drawn.
+type Drawn = Result<String, String>;
+
+/// A GPU bench log drawn when present: its file in the results folder, how to read it, and
+/// the charts it gets.
+struct Log {
+    file: &'static str,
+    source: Source<'static>,
+    charts: &'static [(&'static str, LogChart)],
+}
+
+const LOGS: [Log; 3] = [
+    Log {
+        file: "ablations.jsonl",
+        source: plot::ABLATIONS,
+        charts: &[
+            ("ablations-latency.svg", plot::ablation_latency),
+            ("ablations-crossover.svg", plot::crossover),
+        ],
+    },
+    Log {
+        file: "margins.jsonl",
+        source: plot::MARGINS,
+        charts: &[("margins.svg", plot::margins)],
+    },
+    Log {
+        file: "kvsplit.jsonl",
+        source: plot::KVSPLIT,
+        charts: &[("kvsplit.svg", plot::kvsplit)],
+    },
+];
+
+/// The context-parallel logs drawn: those of the 4-GPU machine, which ran 2 and 4 ranks.
+const CONTEXT_PARALLEL_DIR: &str = "context-parallel";
+const CONTEXT_PARALLEL_LOGS: (&str, &str) = ("x4-", "-early.txt");
 
 pub fn run(a: PlotArgs) -> CmdResult {
     let mut charts: Vec<(PathBuf, String)> = Vec::new();
@@ -76,10 +129,13 @@ pub fn run(a: PlotArgs) -> CmdResult {
         };
         for (name, draw) in wanted {
             let target = a.out.join(name);
-            let svg = draw(&merged)
-                .map_err(|e| CliError::Usage(format!("cannot draw `{}`: {e}", target.display())))?;
+            let svg = draw(&merged).map_err(cannot_draw(&target))?;
             charts.push((target, svg));
         }
+    }
+    for (name, drawn) in log_charts(&a.results)? {
+        let target = a.out.join(name);
+        charts.push((target.clone(), drawn.map_err(cannot_draw(&target))?));
     }
     std::fs::create_dir_all(&a.out).map_err(|source| {
         CliError::Output(IoError::Write {
@@ -137,5 +193,70 @@ fn inputs(dir: &Path) -> Result<Vec<(PathBuf, String, Kind)>, CliError> {
         )));
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(found)
+}
+
+fn cannot_draw(target: &Path) -> impl FnOnce(String) -> CliError + '_ {
+    move |e| CliError::Usage(format!("cannot draw `{}`: {e}", target.display()))
+}
+
+/// `(file name, drawn chart)` for each GPU bench log present in `dir`; an absent log draws
+/// nothing, a corrupt one is an error.
+fn log_charts(dir: &Path) -> Result<Vec<(&'static str, Drawn)>, CliError> {
+    let mut drawn = Vec::new();
+    for log in &LOGS {
+        let path = dir.join(log.file);
+        let Some(runs) = plot::read_optional(&path, &log.source).map_err(CliError::Usage)? else {
+            continue;
+        };
+        let from = path.display().to_string();
+        for &(name, draw) in log.charts {
+            drawn.push((name, draw(&runs, &from)));
+        }
+    }
+    let logs = context_parallel_logs(dir)?;
+    if !logs.is_empty() {
+        let mut runs = Vec::new();
+        for path in &logs {
+            runs.extend(plot::read(path, &plot::CONTEXT_PARALLEL).map_err(CliError::Usage)?);
+        }
+        let names: Vec<String> = logs
+            .iter()
+            .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+            .collect();
+        let from = format!(
+            "{} in {}",
+            names.join(", "),
+            dir.join(CONTEXT_PARALLEL_DIR).display()
+        );
+        drawn.push(("context-parallel.svg", plot::context_parallel(&runs, &from)));
+    }
+    Ok(drawn)
+}
+
+/// The context-parallel logs of the 4-GPU machine in `dir`, by name; none without the folder.
+fn context_parallel_logs(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let folder = dir.join(CONTEXT_PARALLEL_DIR);
+    if !folder.is_dir() {
+        return Ok(Vec::new());
+    }
+    let entries = std::fs::read_dir(&folder).map_err(|source| CliError::Input {
+        flag: "--results",
+        source: IoError::Read {
+            path: folder.clone(),
+            source,
+        },
+    })?;
+    let (prefix, suffix) = CONTEXT_PARALLEL_LOGS;
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(suffix))
+        })
+        .collect();
+    found.sort();
     Ok(found)
 }

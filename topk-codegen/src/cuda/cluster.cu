@@ -23,8 +23,10 @@ __device__ __forceinline__ u32 cluster_count() {
   asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
   return r;
 }
-// Every thread of the cluster arrives (release) and waits (acquire).
+// Every thread of the cluster arrives (release) and waits (acquire). The `.aligned` forms need
+// converged warps; callers may come straight from divergent loops.
 __device__ __forceinline__ void cluster_sync() {
+  __syncwarp();
   asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 }
 // The DSMEM address of this CTA's shared word `p` in cluster CTA `rank`.

@@ -53,11 +53,11 @@ impl PlanRequest {
                 why: format!("K must be in 1..={MAX_K}"),
             });
         }
-        if self.width == 0 || self.width > i32::MAX as u32 {
+        if self.width == 0 || self.width > MAX_WIDTH {
             return Err(Error::Input(format!(
-                "width {} must be in 1..={}",
-                self.width,
-                i32::MAX
+                "width {} must be in 1..={MAX_WIDTH} (int32 indices, with headroom for the \
+                 kernels' segment arithmetic)",
+                self.width
             )));
         }
         if self.pitch < self.width as u64 {
@@ -172,6 +172,10 @@ pub struct Plan {
     pub ctas_per_sm: u32,
     pub source: SpecSource,
 }
+
+/// Widest row a plan accepts: int32 indices, less 1024 so that rounding a length up to a
+/// segment or stride multiple stays below 2^31 in the kernels.
+pub const MAX_WIDTH: u32 = i32::MAX as u32 - 1023;
 
 /// Words of the control block: work cursor, exit counter, status, padding.
 pub const CONTROL_WORDS: usize = 4;

@@ -40,22 +40,81 @@ pub fn fit_width(min: u32, texts: &[(&str, u32)]) -> u32 {
         .fold(min, u32::max)
 }
 
+/// Nine colours that tell apart well on white; grey is left out, it is the floor's and the
+/// grid's.
+const PALETTE: [RGBColor; 9] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
 /// A fixed colour for each known selector, so a selector looks the same in every chart;
 /// further peers take the spare colours by their position.
 pub fn color(selector: &str, position: usize) -> RGBColor {
-    const SPARE: [RGBColor; 4] = [
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(23, 190, 207),
-    ];
+    const SPARE: [RGBColor; 4] = [PALETTE[4], PALETTE[5], PALETTE[6], PALETTE[8]];
     match selector {
-        OURS => RGBColor(214, 39, 40),
-        "torch" => RGBColor(255, 127, 14),
-        "flashinfer" => RGBColor(31, 119, 180),
-        "sglang" => RGBColor(44, 160, 44),
+        OURS => PALETTE[3],
+        "torch" => PALETTE[1],
+        "flashinfer" => PALETTE[0],
+        "sglang" => PALETTE[2],
         _ => SPARE[position % SPARE.len()],
     }
+}
+
+/// The colour of the `i`-th series of a chart whose series are not selectors (policies,
+/// variants, shapes); nine series get nine colours, more repeat them.
+pub fn series_color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// How a legend entry draws its key.
+#[derive(Clone, Copy)]
+pub enum Key {
+    Bar,
+    Line,
+    Dashed,
+}
+
+/// A legend on one line of `area` at height `y`, for pages whose panels leave no free corner.
+pub fn legend_row(area: &Area, y: i32, entries: &[(String, RGBColor, Key)]) -> DrawResult {
+    let mut x = 16;
+    for (text, color, key) in entries {
+        let at = (x, y + 9);
+        match key {
+            Key::Bar => area.draw(&bar_key(at, *color).into_dyn())?,
+            Key::Line => area.draw(&line_key(at, *color).into_dyn())?,
+            Key::Dashed => area.draw(&dashed_key(at, *color).into_dyn())?,
+        }
+        area.draw_text(text, &(FONT, LABEL_SIZE).into(), (x + 28, y))?;
+        x += legend_entry_width(text) as i32;
+    }
+    Ok(())
+}
+
+/// The width [`legend_row`] takes for `entries`, to size the page by.
+pub fn legend_width(entries: &[(String, RGBColor, Key)]) -> u32 {
+    16 + entries
+        .iter()
+        .map(|(text, _, _)| legend_entry_width(text))
+        .sum::<u32>()
+}
+
+fn legend_entry_width(text: &str) -> u32 {
+    28 + fit_width(0, &[(text, LABEL_SIZE)])
+}
+
+/// Lines of note text from height `y` down.
+pub fn notes(area: &Area, y: i32, lines: &[String]) -> DrawResult {
+    for (i, text) in (0..).zip(lines) {
+        area.draw_text(text, &(FONT, NOTE_SIZE).into(), (16, y + 22 * i))?;
+    }
+    Ok(())
 }
 
 /// A short dashed stroke, the key of a dashed line.
@@ -115,10 +174,15 @@ pub fn millis(ms: f64) -> String {
 
 /// Ticks of a log axis over `lo..hi`: 1, 2 and 5 times the powers of ten.
 pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    log_ticks_at(lo, hi, &[1.0, 2.0, 5.0])
+}
+
+/// Ticks of a log axis over `lo..hi` at `multiples` of the powers of ten.
+pub fn log_ticks_at(lo: f64, hi: f64, multiples: &[f64]) -> Vec<f64> {
     let mut ticks = Vec::new();
     let mut decade = 10f64.powi(lo.log10().floor() as i32);
     while decade <= hi {
-        for m in [1.0, 2.0, 5.0] {
+        for &m in multiples {
             let t = m * decade;
             if (lo..=hi).contains(&t) {
                 ticks.push(t);
@@ -156,6 +220,15 @@ pub fn short_list(items: &[String], shown: usize) -> String {
         text.push_str(&format!(" and {} more", items.len() - shown));
     }
     text
+}
+
+/// The chart note on measurements left out (`what (why)` each), or that none was.
+pub fn not_drawn(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        "Every measurement is exact; none is left out.".into()
+    } else {
+        format!("Not drawn (no exact time): {}.", short_list(skipped, 4))
+    }
 }
 
 #[cfg(test)]

@@ -104,7 +104,12 @@ impl Collective for NcclCollective {
                 self.comms.len()
             )));
         }
-        let nccl = |e| Error::Cuda(format!("NCCL all-reduce: {e:?}"));
+        let nccl = |e| {
+            Error::Cuda(format!(
+                "NCCL all-reduce: {e:?}; the communicators may hold partial work, drop this \
+                 selector and plan a new one"
+            ))
+        };
         group_start().map_err(nccl)?;
         let mut result = Ok(());
         for (comm, rank) in self.comms.iter().zip(ranks.iter_mut()) {
@@ -114,7 +119,9 @@ impl Collective for NcclCollective {
                 break;
             }
         }
-        // The group is closed whatever happened inside it.
+        // The group is closed whatever happened inside it. An enqueue fails only on arguments
+        // (every rank passes the same range of a workspace of the same size), and then the
+        // ranks already enqueued wait for the others: the error says to drop the selector.
         group_end().map_err(nccl)?;
         result.map(|_| ())
     }

@@ -36,7 +36,9 @@ impl ShardedSelector {
     /// stream (simulated ranks share one).
     ///
     /// # Safety
-    /// As [`ShardedSelector::launch_raw`], for as long as the graph is replayed.
+    /// As [`ShardedSelector::launch_raw`], for as long as the graph is replayed; and the
+    /// selector itself must outlive every replay (the graph runs on its workspaces and
+    /// communicators).
     pub unsafe fn capture(&mut self, io: &[RankIo]) -> Result<ShardedGraph> {
         let mut streams: Vec<Arc<CudaStream>> = Vec::new();
         for rank in &self.ranks {
@@ -45,9 +47,14 @@ impl ShardedSelector {
             }
         }
         let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
-        for s in &streams {
-            s.begin_capture(mode)
-                .map_err(|e| Error::Cuda(format!("beginning graph capture: {e}")))?;
+        for (i, s) in streams.iter().enumerate() {
+            if let Err(e) = s.begin_capture(mode) {
+                // Leave no stream capturing behind.
+                for started in &streams[..i] {
+                    let _ = started.end_capture(sys::CUgraphInstantiate_flags(0));
+                }
+                return Err(Error::Cuda(format!("beginning graph capture: {e}")));
+            }
         }
         // SAFETY: forwarded to the caller.
         let launched = unsafe { self.launch_raw(io) };

@@ -41,6 +41,8 @@ const STATUS_WORDS: usize = 4;
 /// Scores per position chunk (one CTA's share of a pass), and the smallest chunk.
 const CHUNK_SCORES: u32 = 1 << 20;
 const MIN_CHUNK_SCORES: u32 = 4096;
+/// Largest chunk (see `sharding::MAX_SHARDED_POSITIONS`: chunk + position stays below 2^31).
+const MAX_CHUNK_SCORES: u32 = 1 << 20;
 /// Largest grid y extent; larger batches loop over rows inside the kernel.
 const MAX_GRID_ROWS: u32 = 65_535;
 
@@ -177,6 +179,8 @@ impl ShardedSelector {
     }
 
     fn generate(request: &ShardedRequest) -> Result<ShardedSource> {
+        // The fields are public: a literal may skip Sharding::new's checks.
+        Sharding::new(request.sharding.ranks, request.sharding.shard_width)?;
         let spec = request.spec();
         if spec.k != request.k {
             return Err(Error::Input(format!(
@@ -225,13 +229,16 @@ impl ShardedSelector {
         let chunk_scores = std::env::var("TOPK_SHARDED_CHUNK")
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
-            .filter(|&c| c >= MIN_CHUNK_SCORES)
+            .map(|c| c.clamp(MIN_CHUNK_SCORES, MAX_CHUNK_SCORES))
             .unwrap_or(CHUNK_SCORES);
         let chunks = width
             .div_ceil(chunk_scores)
             .max((4 * sms).div_ceil(m_cap))
             .clamp(1, width.div_ceil(MIN_CHUNK_SCORES).max(1));
-        let chunk_len = width.div_ceil(chunks).next_multiple_of(4);
+        let chunk_len = width
+            .div_ceil(chunks)
+            .next_multiple_of(4)
+            .min(MAX_CHUNK_SCORES);
         Ok(ShardedSelector {
             spec,
             source,
