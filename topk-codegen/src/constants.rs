@@ -109,6 +109,14 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         layout.frontier_cap.to_string(),
         "shared frontier capacity per buffer",
     );
+    if sampled && spec.view_run > 1 {
+        c(
+            "VIEW_RUN",
+            "int",
+            spec.view_run.to_string(),
+            "contiguous scores per view group",
+        );
+    }
     if let Family::Cluster { ctas } = family {
         c(
             "CLUSTER_CTAS",

@@ -6,6 +6,7 @@ const MEMORY: &str = include_str!("cuda/memory.cu");
 const BLOCK: &str = include_str!("cuda/block.cu");
 const ROW: &str = include_str!("cuda/row.cu");
 const PROPOSE: &str = include_str!("cuda/propose.cu");
+const PROPOSE_RUNS: &str = include_str!("cuda/propose_runs.cu");
 const CERTIFY: &str = include_str!("cuda/certify.cu");
 const REFINE: &str = include_str!("cuda/refine.cu");
 const SELECT: &str = include_str!("cuda/select.cu");
@@ -66,7 +67,14 @@ impl Family {
         }
     }
 
-    pub(crate) fn parts(self) -> [&'static str; 10] {
+    /// The CUDA building blocks of this family for `spec`, in order (a grouped view swaps the
+    /// proposal block).
+    pub(crate) fn parts(self, spec: &Spec) -> [&'static str; 10] {
+        let propose = if spec.view_run > 1 {
+            PROPOSE_RUNS
+        } else {
+            PROPOSE
+        };
         let mapping = match self {
             Family::Persistent => PERSISTENT,
             Family::RowLocalRegister | Family::RowLocalStreaming => ROWLOCAL,
@@ -74,7 +82,7 @@ impl Family {
             Family::Cluster { .. } => CLUSTER,
         };
         [
-            KEYS, MEMORY, BLOCK, ROW, PROPOSE, CERTIFY, REFINE, SELECT, mapping, "",
+            KEYS, MEMORY, BLOCK, ROW, propose, CERTIFY, REFINE, SELECT, mapping, "",
         ]
     }
 }

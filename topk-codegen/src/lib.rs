@@ -67,7 +67,7 @@ pub fn generate(spec: &Spec) -> Result<KernelSource, CodegenError> {
         family.name()
     ));
     source.push_str(&constants::emit(spec, family, &layout, &entry));
-    for part in family.parts() {
+    for part in family.parts(spec) {
         source.push('\n');
         source.push_str(part);
     }

@@ -46,6 +46,11 @@ pub fn candidate_capacity(k: u32) -> u32 {
 /// Generate the context-parallel stages for `spec`. Same Spec -> same bytes.
 pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
     spec.validate()?;
+    if spec.view_run > 1 {
+        return Err(CodegenError::Unsupported(format!(
+            "{spec} (the context-parallel stages sample the stride view; use view=stride)"
+        )));
+    }
     if spec.mapping != Mapping::Persistent {
         return Err(CodegenError::Unsupported(format!(
             "{spec} (the context-parallel selector takes K, the proposal and the digits from a \

@@ -85,3 +85,25 @@ fn context_parallel_stages_have_a_reviewed_snapshot_and_refuse_other_mappings() 
         }
     }
 }
+
+#[test]
+fn grouped_views_swap_only_the_proposal_block() {
+    let stride_view = topk_dsl::Spec::default();
+    let plain = generate(&stride_view).unwrap();
+    assert!(!plain.source.contains("VIEW_RUN"));
+    for run in [2u8, 4, 8] {
+        let spec = topk_dsl::Spec {
+            view_run: run,
+            ..stride_view
+        };
+        let kernel = generate(&spec).unwrap();
+        assert!(kernel
+            .source
+            .contains(&format!("constexpr int VIEW_RUN = {run};")));
+        assert!(kernel.source.contains("load_group"));
+        assert_ne!(kernel.hash, plain.hash);
+        if run == 4 {
+            insta::assert_snapshot!("persistent-run4", kernel.source);
+        }
+    }
+}

@@ -89,6 +89,10 @@ pub struct Spec {
     pub coarse_bits: u8,
     pub digits: Digits,
     pub threads: u32,
+    /// Contiguous scores per group of the sampled view: 1 is the paper's stride view (one score
+    /// every `stride` positions); `r` in {2, 4, 8} reads `r` contiguous scores every `r * stride`
+    /// positions (the same sample count from `1/r` of the 32-byte sectors).
+    pub view_run: u8,
 }
 
 impl Default for Spec {
@@ -106,6 +110,7 @@ impl Default for Spec {
             coarse_bits: 11,
             digits: Digits::new3(11, 11, 10),
             threads: 512,
+            view_run: 1,
         }
     }
 }

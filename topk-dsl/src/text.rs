@@ -2,7 +2,9 @@
 //! `k=2048,dtype=f32,map=persistent,propose=sampled(stride=128,rho=1.5,rescue=1.75),coarse=11,digits=11+11+10,threads=512`.
 //!
 //! [`Display`](fmt::Display) always writes every field, in that order, without spaces, with
-//! ratios in their shortest decimal form; it is the one name of a Spec. [`Spec::parse`] is
+//! ratios in their shortest decimal form; it is the one name of a Spec. The one exception is
+//! `view=run(R)`, written last and only when R > 1, so that every stride-view spec keeps the
+//! name (and kernel hash) it had before grouped views existed. [`Spec::parse`] is
 //! lenient: fields in any order, spaces around tokens, omitted fields from `Spec::default()`.
 //! Parsing checks syntax only; [`Spec::validate`] checks the rules.
 
@@ -10,7 +12,7 @@ use crate::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, Spec
 use std::fmt;
 use std::str::FromStr;
 
-const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads";
+const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads, view";
 const SAMPLED_KEYS: &str = "stride, rho, rescue";
 
 impl fmt::Display for Spec {
@@ -25,7 +27,11 @@ impl fmt::Display for Spec {
             self.coarse_bits,
             self.digits,
             self.threads
-        )
+        )?;
+        if self.view_run != 1 {
+            write!(f, ",view=run({})", self.view_run)?;
+        }
+        Ok(())
     }
 }
 
@@ -120,6 +126,7 @@ impl Spec {
                 "coarse" => spec.coarse_bits = parse_uint(value, "coarse")?,
                 "digits" => spec.digits = value.parse()?,
                 "threads" => spec.threads = parse_uint(value, "threads")?,
+                "view" => spec.view_run = parse_view(value)?,
                 _ => {
                     return Err(SpecError::parse(
                         item,
@@ -190,6 +197,18 @@ impl FromStr for Proposal {
                 "unknown proposal; expected exact or sampled(stride=S,rho=R[,rescue=R1])",
             )),
         }
+    }
+}
+
+/// `view=stride` (the paper's view, the default) or `view=run(R)`.
+fn parse_view(value: &str) -> Result<u8, SpecError> {
+    match call(value.trim()) {
+        ("stride", None) => Ok(1),
+        ("run", Some(arg)) => parse_uint(arg, "view"),
+        _ => Err(SpecError::parse(
+            value,
+            "unknown view; expected stride or run(R) (R contiguous scores per group)",
+        )),
     }
 }
 

@@ -35,7 +35,8 @@ impl Spec {
         check_mapping(self.mapping)?;
         check_proposal(self.proposal)?;
         check_mapping_proposal(self.mapping, self.proposal)?;
-        check_mapping_threads(self.mapping, self.threads)
+        check_mapping_threads(self.mapping, self.threads)?;
+        check_view(self.view_run, self.mapping, self.proposal)
     }
 }
 
@@ -223,4 +224,31 @@ fn check_mapping_threads(mapping: Mapping, threads: u32) -> Result<(), SpecError
         }
         _ => Ok(()),
     }
+}
+
+/// `view=run(R)`: R in {1, 2, 4, 8} (a group is at most one 32-byte sector and stays inside one
+/// aligned vector load), and R > 1 only where a view exists: a sampled proposal on the
+/// persistent or KV-split mapping.
+fn check_view(run: u8, mapping: Mapping, proposal: Proposal) -> Result<(), SpecError> {
+    if ![1, 2, 4, 8].contains(&run) {
+        return Err(SpecError::invalid(
+            "view",
+            format!("run(R) takes R in 1, 2, 4 or 8, got run({run})"),
+        ));
+    }
+    if run > 1 {
+        if !matches!(proposal, Proposal::Sampled { .. }) {
+            return Err(SpecError::invalid(
+                "view",
+                "run(R) groups the samples of a sampled proposal; propose=exact has no view",
+            ));
+        }
+        if !matches!(mapping, Mapping::Persistent | Mapping::KvSplit { .. }) {
+            return Err(SpecError::invalid(
+                "view",
+                "run(R) needs map=persistent or map=kvsplit(..), the mappings that sample",
+            ));
+        }
+    }
+    Ok(())
 }

@@ -241,6 +241,7 @@ fn valid_spec() -> impl Strategy<Value = Spec> {
                 coarse_bits,
                 digits,
                 threads,
+                view_run: 1,
             },
         )
 }
@@ -279,9 +280,10 @@ fn representable_spec() -> impl Strategy<Value = Spec> {
         any::<u8>(),
         digits,
         any::<u32>(),
+        any::<u8>(),
     )
         .prop_map(
-            |(k, mapping, proposal, coarse_bits, digits, threads)| Spec {
+            |(k, mapping, proposal, coarse_bits, digits, threads, view_run)| Spec {
                 k,
                 dtype: Dtype::F32,
                 mapping,
@@ -289,6 +291,7 @@ fn representable_spec() -> impl Strategy<Value = Spec> {
                 coarse_bits,
                 digits,
                 threads,
+                view_run,
             },
         )
 }

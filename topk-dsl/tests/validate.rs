@@ -243,3 +243,29 @@ fn errors_say_which_rule_was_broken() {
     assert!(matches!(conflict, SpecError::Conflict { .. }));
     assert!(conflict.to_string().contains("propose=exact"), "{conflict}");
 }
+
+#[test]
+fn grouped_views_need_a_sampling_mapping_and_a_sector_sized_run() {
+    for run in [2, 4, 8] {
+        let text = format!("view=run({run})");
+        assert_valid(&text);
+        let s = spec(&text);
+        assert_eq!(s.view_run, run);
+        // Written last, and only when it is not the stride view.
+        assert!(s.to_string().ends_with(&format!(",view=run({run})")), "{s}");
+        assert_eq!(spec(&s.to_string()), s);
+        assert_valid(&format!("map=kvsplit(4),view=run({run})"));
+    }
+    assert_eq!(spec("view=stride").view_run, 1);
+    assert_eq!(spec("view=run(1)").to_string(), spec("").to_string());
+    assert!(!spec("").to_string().contains("view"));
+    for run in [0, 3, 16] {
+        assert_breaks(&format!("view=run({run})"), &["view"]);
+    }
+    assert_breaks("propose=exact,view=run(2)", &["view"]);
+    assert_breaks(
+        "map=rowlocal(streaming),propose=exact,threads=1024,view=run(4)",
+        &["view"],
+    );
+    assert!(topk_dsl::Spec::parse("view=sectors").is_err());
+}

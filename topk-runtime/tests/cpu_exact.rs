@@ -195,6 +195,15 @@ fn specs(k: u32) -> Vec<Spec> {
         sampled(64, 150, None),
         sampled(8, 125, Some(200)),
         sampled(16, 100, None),
+        // Grouped views: 4 and 8 contiguous scores per group.
+        Spec {
+            view_run: 4,
+            ..sampled(128, 175, Some(250))
+        },
+        Spec {
+            view_run: 8,
+            ..sampled(32, 100, None)
+        },
         Spec {
             k,
             proposal: Proposal::Exact,

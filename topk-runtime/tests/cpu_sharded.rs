@@ -658,3 +658,25 @@ fn a_wrong_sum_shared_by_every_rank_is_caught_or_harmless() {
     }
     assert!(caught >= 4, "only {caught} corrupted calls caught");
 }
+
+#[test]
+fn grouped_views_are_refused_with_a_way_out() {
+    let sharding = Sharding::new(2, 64).unwrap();
+    let shard = vec![0.5f32; 64];
+    let shards: Vec<&[f32]> = vec![&shard, &shard];
+    let lengths = [128];
+    let scores = ShardedScores {
+        sharding,
+        shards: &shards,
+        lengths: &lengths,
+        rows: 1,
+    };
+    let spec = Spec {
+        k: 16,
+        view_run: 4,
+        ..Spec::default()
+    };
+    let mut out = vec![0i32; 16];
+    let err = select_sharded(&spec, &scores, &mut out, 16, false).unwrap_err();
+    assert!(err.to_string().contains("view=stride"), "{err}");
+}

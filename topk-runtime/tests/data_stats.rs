@@ -74,36 +74,40 @@ fn the_stride_view_statistic_agrees_with_the_cpu_backends_recovery_routes() {
     use topk_dsl::{Centi, Proposal, Spec};
     use topk_runtime::data::stats::{route_rates, view_underfill, ViewShape};
     use topk_runtime::data::Profile;
-    // rho = 1.0 without rescue underfills about half the rows: a strong cross-check.
-    let spec = Spec {
-        proposal: Proposal::Sampled {
-            stride: 128,
-            rho: Centi(100),
-            rescue: None,
-        },
-        ..Spec::default()
-    };
-    for profile in [Profile::Indexer, Profile::Iid] {
-        let rates = route_rates(profile, 256, 65_536, 3, &spec).unwrap();
-        let (underfill, rows) = view_underfill(
-            profile,
-            256,
-            65_536,
-            3,
-            2048,
-            ViewShape {
+    // rho = 1.0 without rescue underfills about half the rows: a strong cross-check, for the
+    // stride view and for the grouped views the kernels can also run (view=run(R)).
+    for run in [1u8, 2, 4, 8] {
+        let spec = Spec {
+            proposal: Proposal::Sampled {
                 stride: 128,
-                run: 1,
                 rho: Centi(100),
+                rescue: None,
             },
-        )
-        .unwrap();
-        assert_eq!(rows, rates.rows);
-        assert!(
-            (underfill - rates.recovery).abs() < 1e-12,
-            "{profile}: {underfill} vs {}",
-            rates.recovery
-        );
-        assert!(underfill > 0.1, "rho = 1 must underfill often: {underfill}");
+            view_run: run,
+            ..Spec::default()
+        };
+        for profile in [Profile::Indexer, Profile::Iid] {
+            let rates = route_rates(profile, 256, 65_536, 3, &spec).unwrap();
+            let (underfill, rows) = view_underfill(
+                profile,
+                256,
+                65_536,
+                3,
+                2048,
+                ViewShape {
+                    stride: 128,
+                    run: run as u32,
+                    rho: Centi(100),
+                },
+            )
+            .unwrap();
+            assert_eq!(rows, rates.rows);
+            assert!(
+                (underfill - rates.recovery).abs() < 1e-12,
+                "{profile} run {run}: {underfill} vs {}",
+                rates.recovery
+            );
+            assert!(underfill > 0.1, "rho = 1 must underfill often: {underfill}");
+        }
     }
 }

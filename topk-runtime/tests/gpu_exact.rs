@@ -190,6 +190,19 @@ fn specs(k: u32) -> Vec<Spec> {
             512,
         ),
         spec_with(k, Mapping::Cluster { ctas: 8 }, Proposal::Exact, 1024),
+        // Grouped views (view=run(R)) on the persistent and KV-split kernels.
+        Spec {
+            view_run: 4,
+            ..spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(250))), 512)
+        },
+        Spec {
+            view_run: 8,
+            ..spec_with(k, Mapping::KvSplit { splits: 2 }, sampled(64, None), 512)
+        },
+        Spec {
+            view_run: 2,
+            ..spec_with(k, Mapping::Persistent, sampled(128, None), 512)
+        },
     ]
 }
 

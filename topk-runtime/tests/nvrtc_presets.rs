@@ -23,6 +23,15 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
     assert!(compiled >= 6, "only {compiled} presets compiled");
     let verifier = topk_codegen::verifier::verifier_source();
     compile(verifier, topk_codegen::verifier::VERIFIER_ENTRY, &arch).expect("verifier compiles");
+    // Grouped views (view=run(R)) on the persistent and KV-split kernels.
+    for run in [2u8, 4, 8] {
+        for map in ["persistent", "kvsplit(4)"] {
+            let spec = topk_dsl::Spec::parse(&format!("map={map},view=run({run})")).unwrap();
+            let kernel = topk_codegen::generate(&spec).unwrap();
+            compile(&kernel.source, &kernel.entry, &arch)
+                .unwrap_or_else(|e| panic!("{spec} does not compile: {e}"));
+        }
+    }
     // The context-parallel stages, for every sampled and exact persistent preset.
     for preset in topk_dsl::PRESETS {
         let Ok(sharded) = topk_codegen::sharded::generate_sharded(&preset.spec) else {

@@ -47,6 +47,7 @@ fn spec_literal(spec: &Spec) -> TokenStream {
         coarse_bits,
         digits,
         threads,
+        view_run,
     } = *spec;
     let dtype = match dtype {
         Dtype::F32 => quote!(::topk::dsl::Dtype::F32),
@@ -95,6 +96,7 @@ fn spec_literal(spec: &Spec) -> TokenStream {
             coarse_bits: #coarse_bits,
             digits: ::topk::dsl::Digits { widths: [#(#widths),*], len: #len },
             threads: #threads,
+            view_run: #view_run,
         }
     }
 }

@@ -24,6 +24,7 @@ mod scan;
 mod select;
 pub mod sharded;
 mod verify;
+pub mod view;
 
 pub use baseline::select_baseline;
 pub use oracle::oracle;

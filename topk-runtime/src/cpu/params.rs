@@ -24,6 +24,8 @@ impl Digit {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Sampling {
     pub stride: usize,
+    /// Contiguous scores per view group (`Spec::view_run`; 1 = the stride view).
+    pub run: usize,
     /// Primary sample rank q.
     pub rank: u32,
     /// Secondary (rescue) sample rank q1, when enabled.
@@ -69,6 +71,7 @@ impl Params {
                 let min_view_len = spec.min_view_len().unwrap_or(rank);
                 Some(Sampling {
                     stride: stride as usize,
+                    run: spec.view_run.max(1) as usize,
                     rank,
                     rescue_rank,
                     min_view_len: min_view_len as usize,

@@ -4,6 +4,7 @@
 use super::coarse::{add_coarse_bins, BATCH};
 use super::params::{Params, Sampling};
 use super::scan::{first_nan, Cutoff};
+use super::view::{view_len, view_positions};
 
 /// The boundaries a usable view proposes.
 #[derive(Clone, Copy, Debug)]
@@ -12,8 +13,8 @@ pub(super) struct Proposal {
     pub rescue: Option<Cutoff>,
 }
 
-/// The proposal for row `row_index`, or `None` when its view `{i < L : i % s == a}` holds too few
-/// samples. `Err(col)`: the view met a NaN; `col` is the row's first.
+/// The proposal for row `row_index`, or `None` when its view (`super::view`; the stride view
+/// `{i < L : i % s == a}` when `run = 1`) holds too few samples. `Err(col)`: the view met a NaN; `col` is the row's first.
 pub(super) fn propose_boundary(
     params: &Params,
     sampling: &Sampling,
@@ -22,15 +23,15 @@ pub(super) fn propose_boundary(
     coarse_hist: &mut [u32],
 ) -> Result<Option<Proposal>, usize> {
     let phase = params.view_phase(row_index);
-    let view_len = row.len().saturating_sub(phase).div_ceil(sampling.stride);
-    if view_len < sampling.min_view_len {
+    let (stride, run) = (sampling.stride, sampling.run);
+    if view_len(row.len(), phase, stride, run) < sampling.min_view_len {
         return Ok(None);
     }
     coarse_hist.fill(0);
     // Gather a batch of samples first: the strided loads are independent, so their cache
     // misses overlap, and the batch converts to FP16 in SIMD.
     let mut samples = [0f32; BATCH];
-    let mut cols = (phase..row.len()).step_by(sampling.stride);
+    let mut cols = view_positions(row.len(), phase, stride, run);
     loop {
         let mut n = 0;
         for (sample, col) in samples.iter_mut().zip(&mut cols) {

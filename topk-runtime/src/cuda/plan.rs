@@ -244,6 +244,12 @@ impl Plan {
                 kernel.family.name()
             )));
         }
+        if spec.view_run > 1 && !request.allow_unverified {
+            return Err(Error::Input(format!(
+                "`{spec}`: grouped views (view=run(R)) are generated and compile, but have not \
+                 been run and checked on a GPU yet; use the stride view (view=stride)"
+            )));
+        }
         if let Some(max) = kernel.layout.max_row {
             if request.width > max {
                 return Err(Error::Input(format!(

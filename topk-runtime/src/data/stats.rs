@@ -195,16 +195,12 @@ pub fn view_underfill(
                 let global = first_row + r as u64;
                 let phase =
                     ((global.wrapping_mul(17).wrapping_add(13)) & (stride as u64 - 1)) as usize;
-                let (run, period) = (run as usize, (run * stride) as usize);
                 let mut hist = vec![0u32; 2048];
                 let mut n = 0usize;
-                let mut start = phase * run;
-                while start < len {
-                    for &x in &row[start..(start + run).min(len)] {
-                        hist[coarse_bin(x, shift) as usize] += 1;
-                        n += 1;
-                    }
-                    start += period;
+                for p in crate::cpu::view::view_positions(len, phase, stride as usize, run as usize)
+                {
+                    hist[coarse_bin(row[p], shift) as usize] += 1;
+                    n += 1;
                 }
                 if n < q {
                     return None;

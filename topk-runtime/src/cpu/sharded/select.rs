@@ -51,6 +51,11 @@ pub fn select_sharded_with(
 ) -> Result<RouteStats> {
     let params = Params::new(spec)?;
     check_k(params.k)?;
+    if spec.view_run > 1 {
+        return Err(Error::Input(format!(
+            "`{spec}`: the context-parallel selector samples the stride view; use view=stride"
+        )));
+    }
     scores.check()?;
     check_indices(scores.rows, params.k, out.len(), out_pitch)?;
     if scores.rows == 0 {

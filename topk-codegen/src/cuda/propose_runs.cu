@@ -1,0 +1,81 @@
+// ---- Phase 1 with a grouped view (paper §4.2, eq. 13 grouped): VIEW_RUN contiguous scores
+// every VIEW_RUN * STRIDE positions, group g at (phase + g * STRIDE) * VIEW_RUN. The same number
+// of samples as the stride view from 1/VIEW_RUN of its 32-byte sectors; a group is one aligned
+// vector load when the row base allows (group starts are multiples of VIEW_RUN), else scalar
+// loads. The CPU backend walks the same positions (topk_runtime::cpu::view).
+struct ProposalResult {
+  bool usable;
+  float e0;  // inclusive FP32 endpoint of tau0 (target rank rho*K)
+  float e1;  // inclusive FP32 endpoint of tau1 (rescue rank), when enabled
+};
+
+constexpr int VIEW_PERIOD = VIEW_RUN * STRIDE;
+
+// The VIEW_RUN scores of a group at a 4 * VIEW_RUN byte aligned address.
+__device__ __forceinline__ void load_group(const float* p, float (&v)[VIEW_RUN]) {
+  if constexpr (VIEW_RUN == 2) {
+    asm("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(v[0]), "=f"(v[1]) : "l"(p));
+  } else {
+#pragma unroll
+    for (int h = 0; h < VIEW_RUN / 4; ++h) {
+      const float4 q = load_cg4(reinterpret_cast<const float4*>(p) + h);
+      v[4 * h] = q.x;
+      v[4 * h + 1] = q.y;
+      v[4 * h + 2] = q.z;
+      v[4 * h + 3] = q.w;
+    }
+  }
+}
+
+// Unusable when the view holds fewer samples than the deepest requested sample rank.
+__device__ ProposalResult propose_boundary(const float* __restrict__ row, int L, int phase) {
+  ProposalResult p;
+  p.usable = false;
+  p.e0 = quiet_nan();
+  p.e1 = quiet_nan();
+  const int first = phase * VIEW_RUN;
+  const int groups = L > first ? (L - first - 1) / VIEW_PERIOD + 1 : 0;
+  const int n = groups == 0 ? 0
+                            : (groups - 1) * VIEW_RUN +
+                                  min(VIEW_RUN, L - (first + (groups - 1) * VIEW_PERIOD));
+  if (n < MIN_VIEW) return p;
+  clear_hist(COARSE_BINS);
+  __syncthreads();
+  const bool aligned = ((u32)(u64)row & (4u * VIEW_RUN - 1u)) == 0u;
+  for (int base = 0; base < groups; base += THREADS * VIEW_BATCH) {
+    float v[VIEW_BATCH][VIEW_RUN];
+#pragma unroll
+    for (int u = 0; u < VIEW_BATCH; ++u) {
+      const int g = base + u * THREADS + threadIdx.x;
+      const long long start = first + (long long)g * VIEW_PERIOD;
+      if (g < groups && aligned && start + VIEW_RUN <= L) {
+        load_group(row + start, v[u]);
+      } else {
+#pragma unroll
+        for (int o = 0; o < VIEW_RUN; ++o)
+          v[u][o] = g < groups && start + o < L ? load_cg(row + start + o) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < VIEW_BATCH; ++u) {
+      const int g = base + u * THREADS + threadIdx.x;
+      const long long start = first + (long long)g * VIEW_PERIOD;
+#pragma unroll
+      for (int o = 0; o < VIEW_RUN; ++o)
+        if (g < groups && start + o < L) atomicAdd(&s_hist()[coarse_bin(v[u][o])], 1);
+    }
+  }
+  __syncthreads();
+  const Boundary b0 = find_boundary<COARSE_BINS>(SAMPLE_RANK);
+  const Boundary b1 = RESCUE ? find_boundary<COARSE_BINS>(RESCUE_RANK) : b0;
+  if (threadIdx.x == 0) {
+    s_scratch()[SCRATCH_F0] = __float_as_int(coarse_endpoint((u32)b0.bin));
+    s_scratch()[SCRATCH_F1] = __float_as_int(coarse_endpoint((u32)b1.bin));
+  }
+  __syncthreads();
+  p.usable = true;
+  p.e0 = __int_as_float(s_scratch()[SCRATCH_F0]);
+  p.e1 = __int_as_float(s_scratch()[SCRATCH_F1]);
+  __syncthreads();
+  return p;
+}
