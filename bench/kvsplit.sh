@@ -10,7 +10,6 @@ SHAPES=${SHAPES:-matrix}
 mkdir -p "$OUT"
 log="$OUT/kvsplit.jsonl"
 : > "$log"
-export TOPK_ALLOW_UNVERIFIED=1
 for profile in ${PROFILES:-iid indexer}; do
   "$BIN" $profile "$SHAPES" | tee /dev/stderr | grep '^{' | sed 's/^{/{"variant":"default",/' >> "$log"
   for splits in 2 4 8; do

@@ -54,7 +54,7 @@ impl Family {
     }
 
     /// Whether kernels of this family have been run and checked on a GPU. The planner refuses
-    /// the others unless asked explicitly (`Plan::unverified`), so a kernel that only compiled
+    /// the others unless asked explicitly (`PlanRequest::allow_unverified`), so a kernel that only compiled
     /// can never be picked silently.
     /// Every family generated today passed the GPU test suite (bench/RESULTS.md).
     pub fn verified_on_gpu(self) -> bool {

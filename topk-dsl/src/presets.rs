@@ -61,7 +61,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "persistent-s128-rescue",
-        about: "persistent 512-thread CTA per row, stride-128 view at 1.5 K with rescue at 1.75 K (wide-row policy, the default)",
+        about: "persistent 512-thread CTA per row, stride-128 view at 1.5 K with rescue at 1.75 K (the paper's wide-row policy, Spec::default())",
         spec: BASE,
     },
     Preset {

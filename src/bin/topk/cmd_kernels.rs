@@ -21,8 +21,8 @@ Examples:
 ///
 /// Without --check, prints one line per preset: its name, family, entry point and source size.
 /// With --check, compiles every preset for --arch and prints `ok <name> <entry> <ms>`, or the
-/// compiler log on failure; presets whose family is not generated yet print `skip <name>:
-/// <reason>`. Exits with 1 if any kernel fails to compile.
+/// compiler log on failure; a preset whose family were not generated would print `skip <name>:
+/// <reason>` (every family is generated today). Exits with 1 if any kernel fails to compile.
 #[derive(Args)]
 #[command(after_help = EXAMPLES)]
 pub struct KernelsArgs {

@@ -23,8 +23,9 @@ pub struct PlanRequest {
     pub out_pitch: u64,
     /// A Spec to use instead of the default map.
     pub spec: Option<Spec>,
-    /// Plan kernel families that have not been run and checked on a GPU yet (see
-    /// [`topk_codegen::Family::verified_on_gpu`]); only their verification tests set this.
+    /// Plan kernels that have not been run and checked on a GPU yet (families, see
+    /// [`topk_codegen::Family::verified_on_gpu`], and grouped views); their GPU tests set this,
+    /// and the benchmark harness when `TOPK_ALLOW_UNVERIFIED` is set (it verifies every output).
     pub allow_unverified: bool,
 }
 
