@@ -229,6 +229,7 @@ fn write_bench_logs(dir: &Path) {
             ["rho=1.5,rescue=2.5", "rho=1.75,rescue=2.5"],
         ),
         ("kvsplit.jsonl", ["default", "kvsplit2"]),
+        ("views.jsonl", ["run=1", "run=4"]),
     ] {
         let mut lines = Vec::new();
         for profile in ["iid", "indexer"] {
@@ -293,6 +294,7 @@ fn plot_draws_the_bench_logs_next_to_the_merged_results() {
         ("context-parallel.svg", "x4-t-early.txt"),
         ("kvsplit.svg", "kvsplit.jsonl"),
         ("margins.svg", "margins.jsonl"),
+        ("views.svg", "views.jsonl"),
     ];
     let names = files_in(&out);
     for (name, _) in logs {
@@ -354,6 +356,7 @@ fn plot_draws_the_bench_logs_next_to_the_merged_results() {
     for (name, variants) in [
         ("margins.svg", ["rho=1.5,rescue=2.5", "rho=1.75,rescue=2.5"]),
         ("kvsplit.svg", ["default", "kvsplit2"]),
+        ("views.svg", ["run=1", "run=4"]),
     ] {
         let svg = text(name);
         for t in variants
@@ -389,6 +392,7 @@ fn plot_names_the_file_and_line_of_a_corrupt_bench_log() {
             "margin-sweep.sh",
         ),
         ("kvsplit.jsonl", "{\"profile\": \"iid\"}", "kvsplit.sh"),
+        ("views.jsonl", "{\"profile\": \"iid\"}", "views.sh"),
         (
             "ablations.jsonl",
             "{\"ablation\": \"rho=1\", \"rows\": 8}",

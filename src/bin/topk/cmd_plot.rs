@@ -28,7 +28,9 @@ Charts of the GPU bench logs, each drawn when its input is there:
                                                  (rho, rescue) pair, a panel per profile
   kvsplit.jsonl     ->  kvsplit.svg              time over the floor per shape, default map
                                                  against kvsplit(2|4|8), a panel per profile
-  context-parallel/x4-*-early.txt
+  views.jsonl       ->  views.svg                time over the floor per shape, view=run(R)
+                                                 against the stride view, a panel per profile
+  context-parallel/scaling-*.txt (else x4-*-early.txt)
                     ->  context-parallel.svg     speedup over one GPU against ranks, a line
                                                  per shape, a panel per profile";
 
@@ -36,8 +38,9 @@ Charts of the GPU bench logs, each drawn when its input is there:
 ///
 /// Reads every matrix-*.json and traces-*.json in the results folder (written by
 /// bench/peers/merge_results.py, schema topk-bench-merged/1) and writes one SVG per chart.
-/// The GPU bench logs in the same folder (ablations.jsonl, margins.jsonl, kvsplit.jsonl and
-/// context-parallel/x4-*-early.txt) get charts of their own when present. Only exact times are
+/// The GPU bench logs in the same folder (ablations.jsonl, margins.jsonl, kvsplit.jsonl,
+/// views.jsonl and
+/// context-parallel/scaling-*.txt, else x4-*-early.txt) get charts of their own when present. Only exact times are
 /// drawn; a measurement without one is left out and named in the chart's note. All inputs are
 /// read and drawn before anything is written, so a missing or corrupt input leaves no file
 /// behind.
@@ -74,7 +77,7 @@ struct Log {
     charts: &'static [(&'static str, LogChart)],
 }
 
-const LOGS: [Log; 3] = [
+const LOGS: [Log; 4] = [
     Log {
         file: "ablations.jsonl",
         source: plot::ABLATIONS,
@@ -93,11 +96,17 @@ const LOGS: [Log; 3] = [
         source: plot::KVSPLIT,
         charts: &[("kvsplit.svg", plot::kvsplit)],
     },
+    Log {
+        file: "views.jsonl",
+        source: plot::VIEWS,
+        charts: &[("views.svg", plot::views)],
+    },
 ];
 
-/// The context-parallel logs drawn: those of the 4-GPU machine, which ran 2 and 4 ranks.
+/// The context-parallel logs drawn, by (prefix, suffix) of their names, the first kind present
+/// winning: those of `bench/run_all_gpu.sh`, else the 4-GPU logs of the earlier revision.
 const CONTEXT_PARALLEL_DIR: &str = "context-parallel";
-const CONTEXT_PARALLEL_LOGS: (&str, &str) = ("x4-", "-early.txt");
+const CONTEXT_PARALLEL_LOGS: [(&str, &str); 2] = [("scaling-", ".txt"), ("x4-", "-early.txt")];
 
 pub fn run(a: PlotArgs) -> CmdResult {
     let mut charts: Vec<(PathBuf, String)> = Vec::new();
@@ -247,16 +256,22 @@ fn context_parallel_logs(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
             source,
         },
     })?;
-    let (prefix, suffix) = CONTEXT_PARALLEL_LOGS;
-    let mut found: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(suffix))
-        })
-        .collect();
+    let names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    let mut found: Vec<PathBuf> = Vec::new();
+    for (prefix, suffix) in CONTEXT_PARALLEL_LOGS {
+        found = names
+            .iter()
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(prefix) && n.ends_with(suffix))
+            })
+            .cloned()
+            .collect();
+        if !found.is_empty() {
+            break;
+        }
+    }
     found.sort();
     Ok(found)
 }

@@ -23,4 +23,4 @@ pub use latency::latency;
 pub use ratios::{floor, speedup};
 pub use results::Merged;
 pub use traces::traces;
-pub use variants::{kvsplit, margins, KVSPLIT, MARGINS};
+pub use variants::{kvsplit, margins, views, KVSPLIT, MARGINS, VIEWS};

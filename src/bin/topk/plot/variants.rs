@@ -1,6 +1,6 @@
 //! Variants of one kernel on the whole operator matrix: the retention margins of
-//! `bench/margin-sweep.sh` and the KV-split kernels of `bench/kvsplit.sh`, as time over the
-//! floor per shape, a bar per variant.
+//! `bench/margin-sweep.sh`, the KV-split kernels of `bench/kvsplit.sh` and the grouped views of
+//! `bench/views.sh`, as time over the floor per shape, a bar per variant.
 
 use super::floor_bars::{floor_bars, FloorBars};
 use super::jsonl::{self, Lines, Measurement, Source};
@@ -17,6 +17,12 @@ pub const KVSPLIT: Source = Source {
     writer: "bash bench/kvsplit.sh",
 };
 
+pub const VIEWS: Source = Source {
+    label: "variant",
+    lines: Lines::All,
+    writer: "bash bench/views.sh",
+};
+
 /// The persistent sampled kernel at each (rho, rescue) pair.
 pub fn margins(runs: &[Measurement], from: &str) -> Result<String, String> {
     per_shape("Retention margin (rho, rescue)", runs, from)
@@ -25,6 +31,11 @@ pub fn margins(runs: &[Measurement], from: &str) -> Result<String, String> {
 /// `map=kvsplit(2|4|8)` against the default map.
 pub fn kvsplit(runs: &[Measurement], from: &str) -> Result<String, String> {
     per_shape("KV-split kernels against the default map", runs, from)
+}
+
+/// The default map's kernel with `view=run(R)` against the stride view (`run=1`).
+pub fn views(runs: &[Measurement], from: &str) -> Result<String, String> {
+    per_shape("Grouped views view=run(R)", runs, from)
 }
 
 fn per_shape(what: &str, runs: &[Measurement], from: &str) -> Result<String, String> {

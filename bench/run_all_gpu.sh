@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Every GPU check and measurement behind bench/RESULTS.md, in order, written into $OUT with the
+# layout of bench/results/. Run on the GPU machine from the repository root with .gpu/ (built by
+# scripts/gpu-bundle.sh) and .peers/ (the peer kit) present:
+#
+#   OUT=./out bash bench/run_all_gpu.sh
+#
+# then copy $OUT over bench/results/ on the build machine and redraw the charts with
+# `cargo run --release -- plot`. Each step runs under a time limit (STEP_LIMIT seconds, default
+# 600) and logs to $OUT/logs/<step>.log; a failed step is reported and the next one runs; the
+# exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
+# SKIP="traces ablations". Steps: gpu_exact gpu_sharded data_generator_gpu matrix-indexer
+# matrix-iid traces margins ablations kvsplit views cp-indexer cp-iid.
+set -uo pipefail
+OUT=${OUT:-./out}
+LIMIT=${STEP_LIMIT:-600}
+CP_SHAPES=${CP_SHAPES:-8x4194304,32x4194304,128x4194304,64x1048576,512x1048576}
+mkdir -p "$OUT/logs" "$OUT/context-parallel"
+failed=()
+
+# step NAME COMMAND...: runs COMMAND with its output in $OUT/logs/NAME.log.
+step() {
+  local name=$1
+  shift
+  if [[ " ${SKIP:-} " == *" $name "* ]]; then
+    echo "skip   $name"
+    return 1
+  fi
+  local start=$SECONDS
+  if timeout "$LIMIT" "$@" > "$OUT/logs/$name.log" 2>&1; then
+    echo "ok     $name ($((SECONDS - start)) s)"
+  else
+    echo "FAILED $name ($((SECONDS - start)) s): $OUT/logs/$name.log"
+    failed+=("$name")
+    return 1
+  fi
+}
+
+# Keeps the merged tables of one bench/run_gpu_bench.sh run under their results names.
+keep_bench() {  # keep_bench RUN_DIR NAME
+  cp "$1/bench.md" "$OUT/$2.md" && cp "$1/bench.json" "$OUT/$2.json"
+}
+
+step gpu_exact .gpu/gpu_exact --test-threads=1
+step gpu_sharded .gpu/gpu_sharded --test-threads=1
+step data_generator_gpu .gpu/data_generator_gpu
+for profile in indexer iid; do
+  step "matrix-$profile" env OUT="$OUT/runs/matrix-$profile" PROFILE=$profile REPS="${REPS:-10}" \
+    STEP_TIMEOUT=150 bash bench/run_gpu_bench.sh \
+    && keep_bench "$OUT/runs/matrix-$profile" "matrix-$profile"
+done
+step traces env OUT="$OUT/runs/traces" SHAPES="trace245 trace430" REPS="${REPS:-10}" \
+  STEP_TIMEOUT=300 bash bench/run_gpu_bench.sh \
+  && keep_bench "$OUT/runs/traces" traces-indexer
+step margins env OUT="$OUT" bash bench/margin-sweep.sh \
+  && cp "$OUT/logs/margins.log" "$OUT/margins.txt"
+step ablations env OUT="$OUT" bash bench/ablations.sh \
+  && cp "$OUT/logs/ablations.log" "$OUT/ablations.txt"
+step kvsplit env OUT="$OUT" bash bench/kvsplit.sh
+step views env OUT="$OUT" bash bench/views.sh
+for profile in indexer iid; do
+  # Every device of the machine: 1, 2, 4 and 8 ranks where there are that many.
+  step "cp-$profile" .gpu/06-context-parallel "$profile" "$CP_SHAPES" \
+    && cp "$OUT/logs/cp-$profile.log" "$OUT/context-parallel/scaling-$profile.txt"
+done
+
+if ((${#failed[@]})); then
+  echo "failed steps: ${failed[*]}"
+  exit 1
+fi
+echo "all steps passed"
