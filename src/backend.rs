@@ -3,10 +3,12 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 use topk_dsl::Spec;
+use topk_runtime::cpu::sharded::ShardedScores;
 use topk_runtime::cuda::bench::{bench_matrix, DeviceMatrix};
 use topk_runtime::cuda::timing::TimingProtocol;
 use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
 use topk_runtime::data::Profile;
+use topk_runtime::sharding::Sharding;
 use topk_runtime::{Error, Result, RouteStats, ScoreMatrix};
 
 /// An execution backend.
@@ -68,16 +70,15 @@ fn cuda_usable() -> Result<()> {
     }
 }
 
-/// The CPU policy used when the caller names none: the GPU planner's default proposal at `k`
-/// (stride scaled with K, rescue at 2.5K; see `topk_runtime::cuda::plan::sampled_proposal`),
-/// so both backends take the same routes by default.
+/// The CPU policy used when the caller names none: the GPU planner's persistent default at `k`
+/// (`topk_runtime::cuda::plan::persistent_spec`), so both backends take the same routes by
+/// default.
 pub fn default_spec(k: usize) -> Spec {
     // An out-of-range K stays out of range, for the spec's validation to report.
     let k = u32::try_from(k).unwrap_or(u32::MAX);
     Spec {
         k,
-        proposal: topk_runtime::cuda::plan::sampled_proposal(k.min(topk_dsl::MAX_K)),
-        ..Spec::default()
+        ..topk_runtime::cuda::plan::persistent_spec(k.min(topk_dsl::MAX_K))
     }
 }
 
@@ -102,14 +103,7 @@ pub fn select(
     out: &mut [i32],
     out_pitch: usize,
 ) -> Result<Selection> {
-    if let Some(s) = spec {
-        if s.k as usize != k {
-            return Err(Error::Input(format!(
-                "the spec selects k={} but K = {k} was asked for; make them agree",
-                s.k
-            )));
-        }
-    }
+    check_spec_k(spec, k)?;
     match backend {
         Backend::Cpu => {
             let spec = spec.copied().unwrap_or_else(|| default_spec(k));
@@ -145,6 +139,46 @@ pub fn select(
                 elapsed: start.elapsed(),
             })
         }
+    }
+}
+
+/// [`select`] on the CPU as the context-parallel ranks of `sharding` would compute it (each rank
+/// holding its contiguous positions of every row; global indices), the ranks simulated in
+/// process. The time covers the selection, not cutting the matrix into shards.
+pub fn select_sharded(
+    spec: Option<&Spec>,
+    k: usize,
+    sharding: Sharding,
+    scores: &ScoreMatrix,
+    out: &mut [i32],
+    out_pitch: usize,
+) -> Result<Selection> {
+    check_spec_k(spec, k)?;
+    let spec = spec.copied().unwrap_or_else(|| default_spec(k));
+    let shards = sharding.split(scores)?;
+    let shard_refs: Vec<&[f32]> = shards.iter().map(Vec::as_slice).collect();
+    let sharded = ShardedScores {
+        sharding,
+        shards: &shard_refs,
+        lengths: scores.lengths,
+        rows: scores.rows,
+    };
+    let start = Instant::now();
+    let stats = topk_runtime::cpu::sharded::select_sharded(&spec, &sharded, out, out_pitch, false)?;
+    Ok(Selection {
+        spec,
+        stats,
+        elapsed: start.elapsed(),
+    })
+}
+
+fn check_spec_k(spec: Option<&Spec>, k: usize) -> Result<()> {
+    match spec {
+        Some(s) if s.k as usize != k => Err(Error::Input(format!(
+            "the spec selects k={} but K = {k} was asked for; make them agree",
+            s.k
+        ))),
+        _ => Ok(()),
     }
 }
 

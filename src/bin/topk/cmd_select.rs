@@ -107,41 +107,25 @@ fn run_sharded(a: &SelectArgs, ranks: usize) -> CmdResult {
                 .into(),
         ));
     }
-    let spec = a.spec.resolve(a.k)?.unwrap_or(topk::Spec {
-        k: a.k as u32,
-        proposal: topk::runtime::cuda::plan::sampled_proposal(a.k as u32),
-        ..topk::Spec::default()
-    });
+    let spec = a.spec.resolve(a.k)?;
     inputs::check_output_path("--out", &a.out)?;
     let problem = inputs::load(&a.scores, a.tensor.as_deref(), a.lengths.as_deref())?;
     let matrix = problem.matrix();
     let (rows, width) = (matrix.rows, matrix.width);
     let sharding = topk::runtime::sharding::Sharding::covering(width, ranks)
         .map_err(|e| CliError::Usage(format!("--ranks {ranks}: {e}")))?;
-    let shards = sharding
-        .split(&matrix)
-        .map_err(inputs::locate_in(&a.scores))?;
-    let shard_refs: Vec<&[f32]> = shards.iter().map(Vec::as_slice).collect();
-    let sharded = topk::runtime::cpu::sharded::ShardedScores {
-        sharding,
-        shards: &shard_refs,
-        lengths: &problem.lengths,
-        rows,
-    };
     let mut out = vec![-1i32; rows * a.k];
     let bar = progress::spinner("selecting");
-    let started = std::time::Instant::now();
-    let stats = topk::runtime::cpu::sharded::select_sharded(&spec, &sharded, &mut out, a.k, false);
-    let elapsed = started.elapsed();
+    let selected = backend::select_sharded(spec.as_ref(), a.k, sharding, &matrix, &mut out, a.k);
     bar.finish_and_clear();
-    let stats = stats.map_err(inputs::locate_in(&a.scores))?;
+    let selection = selected.map_err(inputs::locate_in(&a.scores))?;
     topk::io::npy::write(&a.out, &[rows, a.k], &out).map_err(CliError::Output)?;
     report::line(format_args!(
         "selected k={} of {rows} rows x {width} as {ranks} ranks of {} positions (cpu, simulated) in {}; routes: {} -> {}",
         a.k,
         sharding.shard_width,
-        report::millis(elapsed),
-        report::routes(&stats),
+        report::millis(selection.elapsed),
+        report::routes(&selection.stats),
         a.out.display()
     ));
     Ok(ExitCode::SUCCESS)

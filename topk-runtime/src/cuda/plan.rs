@@ -23,8 +23,8 @@ pub struct PlanRequest {
     pub out_pitch: u64,
     /// A Spec to use instead of the default map.
     pub spec: Option<Spec>,
-    /// Plan kernels that have not been run and checked on a GPU yet (families, see
-    /// [`topk_codegen::Family::verified_on_gpu`], and grouped views); their GPU tests set this,
+    /// Plan kernels that have not been run and checked on a GPU yet (see
+    /// [`topk_codegen::KernelSource::unverified_part`]); their GPU tests set this,
     /// and the benchmark harness when `TOPK_ALLOW_UNVERIFIED` is set (it verifies every output).
     pub allow_unverified: bool,
 }
@@ -91,11 +91,7 @@ pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 /// one CTA, and on the H200 the wider margin measured faster over the whole operator matrix
 /// (worst N >= 256K shape 1.56x the floor instead of 1.78x on i.i.d. rows, bench/RESULTS.md).
 pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
-    let base = Spec {
-        k,
-        proposal: sampled_proposal(k),
-        ..Spec::default()
-    };
+    let base = persistent_spec(k);
     let register_tile = topk_codegen::REGISTER_ITEMS * 1024;
     if width <= register_tile {
         Spec {
@@ -113,6 +109,16 @@ pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
         }
     } else {
         base
+    }
+}
+
+/// The persistent kernel with the default sampled proposal at rank `k`: the default map for
+/// long rows, the CPU backend's default policy and the context-parallel selector's default.
+pub fn persistent_spec(k: u32) -> Spec {
+    Spec {
+        k,
+        proposal: sampled_proposal(k),
+        ..Spec::default()
     }
 }
 
@@ -238,18 +244,11 @@ impl Plan {
             )));
         }
         let kernel = topk_codegen::generate(&spec)?;
-        if !kernel.family.verified_on_gpu() && !request.allow_unverified {
-            return Err(Error::Input(format!(
-                "the {} kernels are generated and compile, but have not been run and checked on a \
-                 GPU yet; use a persistent or rowlocal mapping",
-                kernel.family.name()
-            )));
-        }
-        if spec.view_run > 1 && !request.allow_unverified {
-            return Err(Error::Input(format!(
-                "`{spec}`: grouped views (view=run(R)) are generated and compile, but have not \
-                 been run and checked on a GPU yet; use the stride view (view=stride)"
-            )));
+        if let Some(why) = kernel
+            .unverified_part()
+            .filter(|_| !request.allow_unverified)
+        {
+            return Err(Error::Input(why));
         }
         if let Some(max) = kernel.layout.max_row {
             if request.width > max {

@@ -16,14 +16,14 @@ pub use collective::{Collective, NcclCollective, RankWorkspace, SimulatedCollect
 pub use graph::ShardedGraph;
 
 use super::device::Gpu;
-use super::plan::sampled_proposal;
+use super::plan::persistent_spec;
 use crate::sharding::Sharding;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaFunction, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use std::ops::Range;
 use topk_codegen::sharded::{generate_sharded, ShardedSource};
-use topk_dsl::{Mapping, Spec};
+use topk_dsl::Spec;
 
 const STAGE_SAMPLE: i32 = 0;
 const STAGE_PROPOSAL: i32 = 1;
@@ -67,12 +67,7 @@ impl ShardedRequest {
     }
 
     fn spec(&self) -> Spec {
-        self.spec.unwrap_or(Spec {
-            k: self.k,
-            mapping: Mapping::Persistent,
-            proposal: sampled_proposal(self.k),
-            ..Spec::default()
-        })
+        self.spec.unwrap_or_else(|| persistent_spec(self.k))
     }
 }
 
