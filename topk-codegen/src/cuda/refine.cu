@@ -19,16 +19,34 @@ __device__ void refine_frontier(const Src& src, float lo, float hi, int quota, R
       if (x >= lo && !(x >= hi)) atomicAdd(&s_hist()[digit_of(desc_key32(x), 0)], 1);
     });
   } else {
-    for (int p = threadIdx.x; p < n; p += THREADS) {
-      u32 key;
+    // Admitted scores share a few leading digits: one shared atomic per distinct bin per warp
+    // instead of up to 32 serialized ones on the same word.
+    for (int base = 0; base < n; base += THREADS) {
+      const int p = base + threadIdx.x;
+      u32 key = 0u;
       int idx;
-      frontier_load(c.spill, c.spill_cap, 0, p, key, idx);
-      atomicAdd(&s_hist()[digit_of(key, 0)], 1);
+      if (p < n) frontier_load(c.spill, c.spill_cap, 0, p, key, idx);
+      const u32 bin = p < n ? digit_of(key, 0) : 0xffffffffu;
+      const u32 peers = __match_any_sync(FULL_MASK, bin);
+      if (p < n && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&s_hist()[bin], __popc(peers));
     }
   }
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < NUM_DIGITS; ++j) {
+    if (!rescan && n == quota) {
+      // The boundary group is exactly the slots left: all of it belongs to the output, and
+      // the remaining digits (a histogram, a scan and a pass each) are skipped.
+      for (int base = 0; base < n; base += THREADS) {
+        const int p = base + threadIdx.x;
+        u32 key;
+        int idx = 0;
+        if (p < n) frontier_load(c.spill, c.spill_cap, cur, p, key, idx);
+        emit_output(p < n, idx, out_row, K);
+      }
+      __syncthreads();
+      break;
+    }
     const Boundary b = find_boundary<HIST_BINS>(quota);
     if (b.bin >= (1 << digit_width(j))) break;  // only reachable with NaN input (reported)
     clear_hist(HIST_BINS);
