@@ -154,7 +154,10 @@ pub fn select_sharded(
     out_pitch: usize,
 ) -> Result<Selection> {
     check_spec_k(spec, k)?;
-    let spec = spec.copied().unwrap_or_else(|| default_spec(k));
+    let spec = spec.copied().unwrap_or_else(|| Spec {
+        view_run: 1, // the context-parallel stages sample the stride view only
+        ..default_spec(k)
+    });
     let shards = sharding.split(scores)?;
     let shard_refs: Vec<&[f32]> = shards.iter().map(Vec::as_slice).collect();
     let sharded = ShardedScores {

@@ -36,24 +36,16 @@ pub struct KernelSource {
 
 impl KernelSource {
     /// What in this kernel has not been run and checked on a GPU yet, if anything: its family
-    /// ([`Family::verified_on_gpu`]) or a grouped view (`view=run(R)`). The planner refuses such
-    /// kernels unless asked explicitly, so one that only compiled is never picked silently.
+    /// ([`Family::verified_on_gpu`]). The planner refuses such kernels unless asked explicitly,
+    /// so one that only compiled is never picked silently.
     pub fn unverified_part(&self) -> Option<String> {
-        if !self.family.verified_on_gpu() {
-            Some(format!(
+        (!self.family.verified_on_gpu()).then(|| {
+            format!(
                 "the {} kernels are generated and compile, but have not been run and checked on \
                  a GPU yet; use a persistent or rowlocal mapping",
                 self.family.name()
-            ))
-        } else if self.spec.view_run > 1 {
-            Some(format!(
-                "`{}`: grouped views (view=run(R)) are generated and compile, but have not been \
-                 run and checked on a GPU yet; use the stride view (view=stride)",
-                self.spec
-            ))
-        } else {
-            None
-        }
+            )
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use topk_dsl::Spec;
 use topk_runtime::cpu;
-use topk_runtime::cuda::plan::persistent_spec;
+use topk_runtime::cuda::plan::context_parallel_spec;
 use topk_runtime::cuda::sharded::{RankIo, ShardedRequest, ShardedSelector};
 use topk_runtime::cuda::Gpu;
 use topk_runtime::data::{generate, Profile};
@@ -16,7 +16,7 @@ mod gpu_support;
 use gpu_support::gpu_or_skip;
 
 fn default_spec(k: u32) -> Spec {
-    persistent_spec(k)
+    context_parallel_spec(k)
 }
 
 /// Lengths that stress the shards: empty, short, around K, ending on and just past a shard

@@ -16,7 +16,7 @@ pub use collective::{Collective, NcclCollective, RankWorkspace, SimulatedCollect
 pub use graph::ShardedGraph;
 
 use super::device::Gpu;
-use super::plan::persistent_spec;
+use super::plan::context_parallel_spec;
 use crate::sharding::Sharding;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUdeviceptr;
@@ -67,7 +67,7 @@ impl ShardedRequest {
     }
 
     fn spec(&self) -> Spec {
-        self.spec.unwrap_or_else(|| persistent_spec(self.k))
+        self.spec.unwrap_or_else(|| context_parallel_spec(self.k))
     }
 }
 
