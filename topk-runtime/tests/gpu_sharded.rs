@@ -88,6 +88,10 @@ fn simulated_ranks_are_exact_and_take_the_single_device_routes() {
             specs.push(Spec::parse("k=2048,propose=sampled(stride=64,rho=1.5)").unwrap());
             // No margin, no rescue: many rows underfill and take the recovery route.
             specs.push(Spec::parse("k=2048,propose=sampled(stride=128,rho=1)").unwrap());
+            // No margin, a rescue boundary: underfilled rows take the band rescue (the default
+            // margin leaves none on these rows).
+            specs
+                .push(Spec::parse("k=2048,propose=sampled(stride=128,rho=1,rescue=1.75)").unwrap());
         }
         for spec in specs {
             for ranks in [1usize, 2, 3, 4, 8] {
