@@ -10,7 +10,8 @@
 # 600) and logs to $OUT/logs/<step>.log; a failed step is reported and the next one runs; the
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
 # SKIP="traces ablations". Steps: gpu_exact gpu_sharded data_generator_gpu matrix-indexer
-# matrix-iid traces margins ablations kvsplit views cp-indexer cp-iid.
+# matrix-iid traces margins ablations kvsplit views short-rows few-rows-indexer few-rows-iid
+# cp-indexer cp-iid.
 set -uo pipefail
 OUT=${OUT:-./out}
 LIMIT=${STEP_LIMIT:-600}
@@ -58,6 +59,18 @@ step ablations env OUT="$OUT" bash bench/ablations.sh \
   && cp "$OUT/logs/ablations.log" "$OUT/ablations.txt"
 step kvsplit env OUT="$OUT" bash bench/kvsplit.sh
 step views env OUT="$OUT" bash bench/views.sh
+# The first calls of the traces as terminal windows (same valid scores, pitch = length): the
+# default map against the same policy on 256-thread CTAs (four per SM).
+step short-rows bash -c 'for spec in "" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=256"; do
+  .gpu/05-operator-matrix indexer 24576x24576,24576x49152,16384x65536 $spec || exit 1; done' \
+  && cp "$OUT/logs/short-rows.log" "$OUT/short-rows.txt"
+# Few long rows on one GPU: the default plan (one CTA per row) against the staged split-row
+# pipeline (`sharded-1`).
+for profile in indexer iid; do
+  step "few-rows-$profile" .gpu/06-context-parallel "$profile" \
+    1x1048576,8x1048576,32x1048576,64x1048576,128x1048576,8x262144,64x262144 1 \
+    && cp "$OUT/logs/few-rows-$profile.log" "$OUT/context-parallel/few-rows-$profile.txt"
+done
 for profile in indexer iid; do
   # Every device of the machine: 1, 2, 4 and 8 ranks where there are that many.
   step "cp-$profile" .gpu/06-context-parallel "$profile" "$CP_SHAPES" \

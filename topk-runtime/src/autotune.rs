@@ -92,9 +92,11 @@ pub enum Lookup {
     Ignored(String),
 }
 
-/// The candidate Specs swept for a shape: the persistent sampled policies (two strides, two
-/// rescue depths), the persistent exact proposal, and the row-local exact kernels where the
-/// rows fit them.
+/// The candidate Specs swept for a shape: the persistent default (`plan::persistent_spec`, with
+/// its grouped view where it has one), the persistent sampled policies on the stride view (two
+/// strides, two rescue depths), the default margin on 256-thread CTAs for rows up to 64K (four
+/// CTAs per SM keep more short rows in flight), the persistent exact proposal, and the row-local
+/// exact kernels where the rows fit them.
 pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     let base = Spec {
         k,
@@ -105,6 +107,10 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
         ..base
     };
     let mut out = Vec::new();
+    let default = crate::cuda::plan::persistent_spec(k);
+    if default.view_run > 1 {
+        out.push(default);
+    }
     // The default sampled policy, the paper's constants (rho 1.5, rescue 1.75) and a twice
     // denser view.
     if let Proposal::Sampled { stride, rho, .. } = crate::cuda::plan::sampled_proposal(k) {
@@ -121,6 +127,13 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
             sampled(stride, Centi(150), 175),
             sampled((stride / 2).max(2), rho, 250),
         ]);
+    }
+    if width <= 65_536 && matches!(default.proposal, Proposal::Sampled { .. }) {
+        out.push(Spec {
+            threads: 256,
+            view_run: 1, // the 256-thread kernel the GPU tests run samples the stride view
+            ..default
+        });
     }
     out.push(exact);
     let rowlocal = |variant| Spec {

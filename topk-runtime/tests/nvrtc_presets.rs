@@ -32,6 +32,16 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
                 .unwrap_or_else(|e| panic!("{spec} does not compile: {e}"));
         }
     }
+    // Every autotune candidate (the default map's policies among them) at two ranks and widths.
+    for k in [2048u32, 512] {
+        for width in [32_768u32, 131_072] {
+            for spec in topk_runtime::autotune::candidates(k, width) {
+                let kernel = topk_codegen::generate(&spec).unwrap();
+                compile(&kernel.source, &kernel.entry, &arch)
+                    .unwrap_or_else(|e| panic!("candidate {spec} does not compile: {e}"));
+            }
+        }
+    }
     // The context-parallel stages, for every sampled and exact persistent preset.
     for preset in topk_dsl::PRESETS {
         let Ok(sharded) = topk_codegen::sharded::generate_sharded(&preset.spec) else {
