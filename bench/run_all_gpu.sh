@@ -10,8 +10,8 @@
 # 600) and logs to $OUT/logs/<step>.log; a failed step is reported and the next one runs; the
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
 # SKIP="traces ablations". Steps: gpu_exact gpu_sharded data_generator_gpu matrix-indexer
-# matrix-iid traces margins ablations kvsplit views short-rows few-rows-indexer few-rows-iid
-# cp-indexer cp-iid.
+# matrix-iid traces margins ablations kvsplit views phases short-rows few-rows-indexer
+# few-rows-iid cp-indexer cp-iid.
 set -uo pipefail
 OUT=${OUT:-./out}
 LIMIT=${STEP_LIMIT:-600}
@@ -59,6 +59,7 @@ step ablations env OUT="$OUT" bash bench/ablations.sh \
   && cp "$OUT/logs/ablations.log" "$OUT/ablations.txt"
 step kvsplit env OUT="$OUT" bash bench/kvsplit.sh
 step views env OUT="$OUT" bash bench/views.sh
+step phases env OUT="$OUT" bash bench/phase-probe.sh
 # The first calls of the traces as terminal windows (same valid scores, pitch = length): the
 # default map against the same policy on 256-thread CTAs (four per SM).
 step short-rows bash -c 'for spec in "" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=256"; do

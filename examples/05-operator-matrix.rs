@@ -5,7 +5,10 @@
 //! ```text
 //! cargo run --release --example 05-operator-matrix -- [indexer|iid] [quick|matrix|MxN,...] [spec]
 //! ```
-//! Prints a table and one JSON object per shape (lines starting with `{`).
+//! Prints a table and one JSON object per shape (lines starting with `{`). With
+//! `TOPK_PHASE_PROBE=1` the kernel is a phase-timing build (`topk_codegen::probe`) and a
+//! `{"phases":...}` line per shape gives where the rows' time went (its timings and candidate
+//! counts are then not the selector's).
 
 use std::str::FromStr;
 use topk::runtime::cuda::bench::{bench_matrix, DeviceMatrix};
@@ -81,6 +84,22 @@ fn main() {
             r.routes.rows[4], r.routes.candidates, r.routes.max_candidates, r.workspace_bytes, r.grid,
             r.ctas_per_sm, r.spec
         );
+        if let Some(p) = r.phases {
+            // TOPK_PHASE_PROBE: the candidate columns above are phase words, not counts.
+            let f = |s: &topk::runtime::cuda::bench::Spread| {
+                format!("[{:.2},{:.2},{:.2},{:.2}]", s.mean, s.p50, s.p90, s.max)
+            };
+            println!(
+                "{{\"phases\":{{\"profile\":\"{}\",\"rows\":{},\"width\":{},\"probed_rows\":{},\"unit\":\"us mean,p50,p90,max\",\"proposal\":{},\"pass\":{},\"refine\":{}}}}}",
+                profile.name(),
+                rows,
+                width,
+                p.rows,
+                f(&p.proposal),
+                f(&p.pass),
+                f(&p.refine)
+            );
+        }
         if !r.exact {
             eprintln!(
                 "INEXACT rows (first 10): {:?}",

@@ -9,6 +9,7 @@
 mod constants;
 mod family;
 pub mod generator;
+pub mod probe;
 pub mod sharded;
 pub mod verifier;
 

@@ -42,6 +42,15 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
             }
         }
     }
+    // Phase-timing builds of the default persistent kernel (stride and pair-grouped views).
+    for spec in [
+        topk_runtime::cuda::plan::context_parallel_spec(2048),
+        topk_runtime::cuda::plan::persistent_spec(2048),
+    ] {
+        let kernel = topk_codegen::probe::generate_probed(&spec).unwrap();
+        compile(&kernel.source, &kernel.entry, &arch)
+            .unwrap_or_else(|e| panic!("phase probe of {spec} does not compile: {e}"));
+    }
     // The context-parallel stages, for every sampled and exact persistent preset.
     for preset in topk_dsl::PRESETS {
         let Ok(sharded) = topk_codegen::sharded::generate_sharded(&preset.spec) else {

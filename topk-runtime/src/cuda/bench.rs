@@ -226,6 +226,60 @@ pub struct BenchReport {
     pub grid: u32,
     pub ctas_per_sm: u32,
     pub compile_ms: f64,
+    /// Per-row phase times of a phase-probe build (`TOPK_PHASE_PROBE`), else `None`; such a
+    /// build's candidate counts in `routes` are meaningless.
+    pub phases: Option<PhaseSummary>,
+}
+
+/// Distribution of one phase over the rows that ran it: mean, p50, p90, max, microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spread {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(mut v: Vec<f64>) -> Spread {
+        if v.is_empty() {
+            return Spread::default();
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        Spread {
+            mean: v.iter().sum::<f64>() / n as f64,
+            p50: v[n / 2],
+            p90: v[(n * 9 / 10).min(n - 1)],
+            max: v[n - 1],
+        }
+    }
+}
+
+/// Where the rows' time went in a phase-probe build (rows longer than K only).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseSummary {
+    pub rows: usize,
+    pub proposal: Spread,
+    pub pass: Spread,
+    pub refine: Spread,
+}
+
+impl PhaseSummary {
+    /// From the (route, word) pairs of a probed launch.
+    pub fn from_info(info: &[i32]) -> PhaseSummary {
+        let times: Vec<_> = info
+            .chunks_exact(2)
+            .filter(|pair| pair[0] != crate::Route::Short as i32)
+            .map(|pair| topk_codegen::probe::PhaseTimes::decode(pair[1]))
+            .collect();
+        PhaseSummary {
+            rows: times.len(),
+            proposal: Spread::of(times.iter().map(|t| t.proposal_us).collect()),
+            pass: Spread::of(times.iter().map(|t| t.pass_us).collect()),
+            refine: Spread::of(times.iter().map(|t| t.refine_us).collect()),
+        }
+    }
 }
 
 /// Plans, captures and times the selector on `m`, then verifies the timed output.
@@ -242,6 +296,7 @@ pub fn bench_matrix(
     request.spec = spec;
     // Timing a family before it is trusted: every timed output is verified below anyway.
     request.allow_unverified = std::env::var_os("TOPK_ALLOW_UNVERIFIED").is_some();
+    request.phase_probe = std::env::var_os("TOPK_PHASE_PROBE").is_some();
     let plan = Plan::new(gpu, request)?;
     let mut ws = Workspace::new(&plan, &stream)?;
     let out_len = m.rows.max(1) * k as usize;
@@ -260,10 +315,11 @@ pub fn bench_matrix(
             "the device reported invalid input (status {bits:#x})"
         )));
     }
-    let routes = route_stats(
-        &stream.clone_dtoh(&info).map_err(cuda("reading row info"))?,
-        false,
-    );
+    let host_info = stream.clone_dtoh(&info).map_err(cuda("reading row info"))?;
+    let routes = route_stats(&host_info, false);
+    let phases = request
+        .phase_probe
+        .then(|| PhaseSummary::from_info(&host_info));
     // Poison the output so the verifier sees only what the timed replays wrote.
     stream
         .memset_zeros(&mut out)
@@ -289,5 +345,36 @@ pub fn bench_matrix(
         grid: plan.grid,
         ctas_per_sm: plan.ctas_per_sm,
         compile_ms: plan.loaded.compile_ms,
+        phases,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PhaseSummary;
+    use topk_codegen::probe::{PASS_UNIT_NS, PHASE_UNIT_NS};
+
+    #[test]
+    fn phase_summary_skips_short_rows_and_spreads_the_rest() {
+        let word = |a: u32, b: u32, d: u32| (a | (d << 10) | (b << 20)) as i32;
+        // (route, word): one short row (ignored), three primary rows.
+        let info = [
+            0,
+            0,
+            1,
+            word(10, 100, 20),
+            1,
+            word(30, 300, 40),
+            2,
+            word(20, 200, 60),
+        ];
+        let s = PhaseSummary::from_info(&info);
+        assert_eq!(s.rows, 3);
+        let unit = PHASE_UNIT_NS as f64 / 1e3;
+        assert!((s.proposal.mean - 20.0 * unit).abs() < 1e-9);
+        assert_eq!(s.proposal.p50, 20.0 * unit);
+        assert_eq!(s.proposal.max, 30.0 * unit);
+        assert_eq!(s.refine.max, 60.0 * unit);
+        assert_eq!(s.pass.p50, 200.0 * PASS_UNIT_NS as f64 / 1e3);
+    }
 }

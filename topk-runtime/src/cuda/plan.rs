@@ -27,6 +27,10 @@ pub struct PlanRequest {
     /// [`topk_codegen::KernelSource::unverified_part`]); their GPU tests set this,
     /// and the benchmark harness when `TOPK_ALLOW_UNVERIFIED` is set (it verifies every output).
     pub allow_unverified: bool,
+    /// Build the persistent kernel with phase timers ([`topk_codegen::probe`]): the |Q0| words of
+    /// the route info then carry per-row phase times instead of candidate counts. For finding
+    /// where time goes; never for timing the selector itself.
+    pub phase_probe: bool,
 }
 
 impl PlanRequest {
@@ -39,6 +43,7 @@ impl PlanRequest {
             out_pitch: k as u64,
             spec: None,
             allow_unverified: false,
+            phase_probe: false,
         }
     }
 
@@ -256,7 +261,11 @@ impl Plan {
                 spec.k, request.k
             )));
         }
-        let kernel = topk_codegen::generate(&spec)?;
+        let kernel = if request.phase_probe {
+            topk_codegen::probe::generate_probed(&spec)?
+        } else {
+            topk_codegen::generate(&spec)?
+        };
         if let Some(why) = kernel
             .unverified_part()
             .filter(|_| !request.allow_unverified)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Where a row's time goes: the default persistent kernel built with phase timers
+# (topk_codegen::probe; TOPK_PHASE_PROBE=1), one plain launch per shape, per-row proposal,
+# certification and refinement times (mean, p50, p90, max microseconds over the rows longer
+# than K). Run on the GPU machine from the repository root with the bundle of
+# scripts/gpu-bundle.sh in .gpu/. Writes $OUT/phases.jsonl. The probed build's own timings
+# are not the selector's: use the other scripts for latency.
+set -euo pipefail
+OUT=${OUT:-./out}
+BIN=${BIN:-.gpu/05-operator-matrix}
+SHAPES=${SHAPES:-512x131072,8192x131072,512x262144,8192x262144,512x1048576,4096x1048576}
+mkdir -p "$OUT"
+log="$OUT/phases.jsonl"
+: > "$log"
+for profile in ${PROFILES:-indexer iid}; do
+  TOPK_PHASE_PROBE=1 "$BIN" "$profile" "$SHAPES" ${SPEC:-} | grep '^{"phases"' >> "$log"
+done
+cat "$log"

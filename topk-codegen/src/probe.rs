@@ -1,0 +1,88 @@
+//! Phase-timing builds of the persistent kernel, for finding where a row's time goes.
+//!
+//! [`generate_probed`] takes the ordinary generated source and adds, at three fixed points of
+//! `select_row`, reads of the `%globaltimer` nanosecond clock by thread 0: row start, proposal
+//! done, certification done (the frontier is formed), refinement done. The three durations are
+//! packed into the row's |Q0| word of the route info (which then no longer counts candidates):
+//! bits 0-9 the proposal and bits 10-19 the refinement in units of [`PHASE_UNIT_NS`] ns,
+//! bits 20-31 the certification passes in units of [`PASS_UNIT_NS`] ns, each saturating.
+//! The ordinary source is left byte for byte as it is, so the kernels the GPU tests check and the
+//! benchmarks time are never the instrumented ones.
+
+use crate::{generate, CodegenError, Family, KernelSource};
+use topk_dsl::Spec;
+
+/// Unit of the proposal and refinement fields, ns (10 bits: up to 131 us).
+pub const PHASE_UNIT_NS: u64 = 128;
+/// Unit of the certification field, ns (12 bits: up to 2.1 ms).
+pub const PASS_UNIT_NS: u64 = 512;
+
+/// Where a row's time went, decoded from a probed build's |Q0| word, in microseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhaseTimes {
+    pub proposal_us: f64,
+    pub pass_us: f64,
+    pub refine_us: f64,
+}
+
+impl PhaseTimes {
+    pub fn decode(word: i32) -> PhaseTimes {
+        let w = word as u32;
+        let us = |units: u32, unit_ns: u64| units as f64 * unit_ns as f64 / 1e3;
+        PhaseTimes {
+            proposal_us: us(w & 1023, PHASE_UNIT_NS),
+            refine_us: us((w >> 10) & 1023, PHASE_UNIT_NS),
+            pass_us: us(w >> 20, PASS_UNIT_NS),
+        }
+    }
+}
+
+/// (anchor in the generated source, what replaces it); each anchor must occur exactly once.
+fn edits() -> [(&'static str, String); 4] {
+    let clock = "__device__ __forceinline__ u64 probe_clock() {\n  u64 t;\n  asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t));\n  return t;\n}\n\n";
+    [
+        (
+            "// ---- One row through the three phases;",
+            format!("{clock}// ---- One row through the three phases;"),
+        ),
+        (
+            "  q0 = 0;\n  if (L <= K) {",
+            "  q0 = 0;\n  __shared__ u64 probe_t[3];\n  if (threadIdx.x == 0) probe_t[0] = probe_t[1] = probe_clock();\n  if (L <= K) {".into(),
+        ),
+        (
+            "propose_boundary(row_ptr, L, phase);\n",
+            "propose_boundary(row_ptr, L, phase);\n    if (threadIdx.x == 0) probe_t[1] = probe_clock();\n".into(),
+        ),
+        (
+            "  q0 = *s_counter(C_COUNT);\n  refine_frontier(src, lo, hi, quota, c, out_row);\n  return route;",
+            format!(
+                "  if (threadIdx.x == 0) probe_t[2] = probe_clock();\n  refine_frontier(src, lo, hi, quota, c, out_row);\n  __syncthreads();\n  if (threadIdx.x == 0) {{\n    const u64 t3 = probe_clock();\n    const u64 a = min((probe_t[1] - probe_t[0]) / {p}ull, 1023ull);\n    const u64 b = min((probe_t[2] - probe_t[1]) / {q}ull, 4095ull);\n    const u64 d = min((t3 - probe_t[2]) / {p}ull, 1023ull);\n    probe_t[0] = a | (d << 10) | (b << 20);\n  }}\n  __syncthreads();\n  q0 = (int)(u32)probe_t[0];\n  __syncthreads();\n  return route;",
+                p = PHASE_UNIT_NS,
+                q = PASS_UNIT_NS
+            ),
+        ),
+    ]
+}
+
+/// The persistent kernel of `spec` with phase timers (see the module docs). Its entry point is
+/// that of [`generate`]; its source (and so its compiled binary) differs.
+pub fn generate_probed(spec: &Spec) -> Result<KernelSource, CodegenError> {
+    let mut kernel = generate(spec)?;
+    if kernel.family != Family::Persistent {
+        return Err(CodegenError::Unsupported(format!(
+            "{spec}: phase timers exist for the persistent kernel only"
+        )));
+    }
+    for (anchor, with) in edits() {
+        let found = kernel.source.matches(anchor).count();
+        assert_eq!(
+            found, 1,
+            "phase probe anchor {anchor:?} found {found} times"
+        );
+        kernel.source = kernel.source.replacen(anchor, &with, 1);
+    }
+    kernel
+        .source
+        .insert_str(0, "// phase probe build: route info carries phase times\n");
+    Ok(kernel)
+}
