@@ -85,3 +85,18 @@ fn kvsplit_workspace_fixes_the_spill_so_an_overflowing_segment_forces_a_rescan()
     let (b, wb) = workspace_size(&layout, 1 << 22, 264);
     assert_eq!((a, wa), (b, wb));
 }
+
+#[test]
+fn every_default_spec_is_valid_and_generates() {
+    for k in [1u32, 100, 256, 512, 2048, 4096, 16_384] {
+        for m_cap in [1u32, 64, 1024, 8192] {
+            for width in [2_048u32, 16_384, 40_000, 65_536, 131_072, 1_048_576] {
+                let spec = default_spec(k, m_cap, width);
+                spec.validate()
+                    .unwrap_or_else(|e| panic!("K={k} M={m_cap} N={width}: {spec}: {e}"));
+                topk_codegen::generate(&spec)
+                    .unwrap_or_else(|e| panic!("K={k} M={m_cap} N={width}: {spec}: {e}"));
+            }
+        }
+    }
+}

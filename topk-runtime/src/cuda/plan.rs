@@ -96,24 +96,20 @@ pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 /// one CTA, and on the H200 the wider margin measured faster over the whole operator matrix
 /// (worst N >= 256K shape 1.56x the floor instead of 1.78x on i.i.d. rows, bench/RESULTS.md).
 pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
-    let base = persistent_spec(k);
     let register_tile = topk_codegen::REGISTER_ITEMS * 1024;
+    // The row-local kernels propose exactly: no view to group.
+    let rowlocal = |variant| Spec {
+        mapping: Mapping::RowLocal(variant),
+        proposal: Proposal::Exact,
+        threads: 1024,
+        ..context_parallel_spec(k)
+    };
     if width <= register_tile {
-        Spec {
-            mapping: Mapping::RowLocal(RowLocalVariant::Register),
-            proposal: Proposal::Exact,
-            threads: 1024,
-            ..base
-        }
+        rowlocal(RowLocalVariant::Register)
     } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
-        Spec {
-            mapping: Mapping::RowLocal(RowLocalVariant::Streaming),
-            proposal: Proposal::Exact,
-            threads: 1024,
-            ..base
-        }
+        rowlocal(RowLocalVariant::Streaming)
     } else {
-        base
+        persistent_spec(k)
     }
 }
 
