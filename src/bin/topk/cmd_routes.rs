@@ -119,9 +119,11 @@ fn policies(a: &RoutesArgs) -> Result<Vec<Spec>, CliError> {
             .collect();
     }
     // The routes depend on the proposal alone; a persistent mapping accepts every proposal.
+    // The stride view (`--views` compares the grouped ones).
     let base = Spec {
         mapping: Mapping::Persistent,
         threads: 512,
+        view_run: 1,
         ..default_spec(k, a.rows as u32, a.width as u32)
     };
     let (stride0, rho0, rescue0) = match base.proposal {
