@@ -477,6 +477,40 @@ fn check_graph_replays(gpu: &Gpu, spec: Option<Spec>) {
 }
 
 #[test]
+fn the_default_map_plans_and_is_exact_at_every_width_class() {
+    let Some(gpu) = gpu_or_skip("the_default_map_plans_and_is_exact_at_every_width_class") else {
+        return;
+    };
+    // Register row-local, streaming row-local, persistent (small and large batch), K = 2048
+    // (pair-grouped view) and K = 512 (stride view): no spec, the planner's own choice.
+    for k in [2048usize, 512] {
+        for (rows, width) in [(16, 8_192), (16, 40_000), (1024, 40_000), (16, 131_072)] {
+            let case = make_case("gauss", 17 + width as u64, rows, width, width, k);
+            let m = ScoreMatrix {
+                data: &case.data,
+                rows,
+                width,
+                pitch: width,
+                lengths: &case.lengths,
+            };
+            let request = PlanRequest::new(k as u32, rows as u32, width as u32);
+            let mut sel = CudaSelector::new(&gpu, request)
+                .unwrap_or_else(|e| panic!("K={k} {rows}x{width}: the default map: {e}"));
+            let mut out = vec![0; rows * k];
+            sel.select_host(&m, &mut out, k, false)
+                .unwrap_or_else(|e| panic!("K={k} {rows}x{width}: {e}"));
+            let report = cpu::verify(&m, k, &out, k).unwrap();
+            assert!(
+                report.is_exact(),
+                "K={k} {rows}x{width} ({}): {:?}",
+                sel.plan().spec,
+                report.violations
+            );
+        }
+    }
+}
+
+#[test]
 fn nan_and_bad_lengths_are_reported() {
     let Some(gpu) = gpu_or_skip("nan_and_bad_lengths_are_reported") else {
         return;
