@@ -61,8 +61,9 @@ step kvsplit env OUT="$OUT" bash bench/kvsplit.sh
 step views env OUT="$OUT" bash bench/views.sh
 step phases env OUT="$OUT" bash bench/phase-probe.sh
 # The first calls of the traces as terminal windows (same valid scores, pitch = length): the
-# default map against the same policy on 256-thread CTAs (four per SM).
-step short-rows bash -c 'for spec in "" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=256"; do
+# default map (pair view, 512 threads), the same margin on the stride view with 512 threads,
+# and on 256-thread CTAs (four per SM; the autotune candidate).
+step short-rows bash -c 'for spec in "" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=512" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=256"; do
   .gpu/05-operator-matrix indexer 24576x24576,24576x49152,16384x65536 $spec || exit 1; done' \
   && cp "$OUT/logs/short-rows.log" "$OUT/short-rows.txt"
 # Few long rows on one GPU: the default plan (one CTA per row) against the staged split-row

@@ -11,7 +11,7 @@
 //! counts are then not the selector's).
 
 use std::str::FromStr;
-use topk::runtime::cuda::bench::{bench_matrix, DeviceMatrix};
+use topk::runtime::cuda::bench::{bench_matrix, probe_matrix, DeviceMatrix};
 use topk::runtime::cuda::timing::TimingProtocol;
 use topk::runtime::cuda::Gpu;
 use topk::runtime::data::{shapes, Profile};
@@ -51,6 +51,7 @@ fn main() {
         }
     };
     println!("device: {} ({} SMs)", gpu.props().name, gpu.props().sms);
+    let probe = std::env::var_os("TOPK_PHASE_PROBE").is_some();
     println!(
         "{:>5} x {:>8}  {:>9} {:>9} {:>6}  {:>5}  {:>22}  {:>9}  spec",
         "M", "N", "ms", "floor ms", "x flr", "exact", "routes p/r/rec/direct", "cand/row"
@@ -59,7 +60,8 @@ fn main() {
         let lengths = shapes::causal_window(rows, width);
         let m = DeviceMatrix::generate(&gpu, profile.code(), 1, k, &lengths, width, width)
             .unwrap_or_else(|e| panic!("generate {rows}x{width}: {e}"));
-        let r = bench_matrix(&gpu, &m, k, spec, TimingProtocol::default())
+        let bench = if probe { probe_matrix } else { bench_matrix };
+        let r = bench(&gpu, &m, k, spec, TimingProtocol::default())
             .unwrap_or_else(|e| panic!("bench {rows}x{width}: {e}"));
         let long = (r.routes.total_rows() - r.routes.rows[0]).max(1);
         println!(

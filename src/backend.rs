@@ -290,14 +290,6 @@ fn benchmark_on_gpu(
         rounds: reps.iters.max(1),
         ..TimingProtocol::default()
     };
-    if std::env::var_os("TOPK_PHASE_PROBE").is_some() {
-        // A timers build reports phase words where this report shows candidate counts.
-        return Err(Error::Input(
-            "TOPK_PHASE_PROBE is set: phase timers are reported by examples/05-operator-matrix \
-             (bash bench/phase-probe.sh); unset it to benchmark with `topk bench`"
-                .into(),
-        ));
-    }
     let report = bench_matrix(gpu, matrix, k as u32, spec.copied(), protocol)?;
     let ms = |m: f64| Duration::from_secs_f64(m / 1e3);
     Ok(Benchmark {

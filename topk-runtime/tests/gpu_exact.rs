@@ -203,6 +203,9 @@ fn specs(k: u32) -> Vec<Spec> {
             view_run: 2,
             ..spec_with(k, Mapping::Persistent, sampled(128, None), 512)
         },
+        // The default persistent policy (pair-grouped view at K = 2048) and its stride view.
+        topk_runtime::cuda::plan::persistent_spec(k),
+        topk_runtime::cuda::plan::context_parallel_spec(k),
     ]
 }
 

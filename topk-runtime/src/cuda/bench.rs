@@ -226,7 +226,7 @@ pub struct BenchReport {
     pub grid: u32,
     pub ctas_per_sm: u32,
     pub compile_ms: f64,
-    /// Per-row phase times of a phase-probe build (`TOPK_PHASE_PROBE`), else `None`; such a
+    /// Per-row phase times of a phase-probe build ([`probe_matrix`]), else `None`; such a
     /// build's candidate counts in `routes` are meaningless.
     pub phases: Option<PhaseSummary>,
 }
@@ -290,13 +290,37 @@ pub fn bench_matrix(
     spec: Option<Spec>,
     protocol: TimingProtocol,
 ) -> Result<BenchReport> {
+    bench_with(gpu, m, k, spec, protocol, false)
+}
+
+/// [`bench_matrix`] on the phase-timing build of the persistent kernel
+/// ([`topk_codegen::probe`]): the report's `phases` say where the rows' time went; its times
+/// and candidate counts are those of the instrumented build, not the selector's.
+pub fn probe_matrix(
+    gpu: &Gpu,
+    m: &DeviceMatrix,
+    k: u32,
+    spec: Option<Spec>,
+    protocol: TimingProtocol,
+) -> Result<BenchReport> {
+    bench_with(gpu, m, k, spec, protocol, true)
+}
+
+fn bench_with(
+    gpu: &Gpu,
+    m: &DeviceMatrix,
+    k: u32,
+    spec: Option<Spec>,
+    protocol: TimingProtocol,
+    phase_probe: bool,
+) -> Result<BenchReport> {
     let stream = gpu.stream().clone();
     let mut request = PlanRequest::new(k, m.rows as u32, m.width as u32);
     request.pitch = m.pitch as u64;
     request.spec = spec;
     // Timing a family before it is trusted: every timed output is verified below anyway.
     request.allow_unverified = std::env::var_os("TOPK_ALLOW_UNVERIFIED").is_some();
-    request.phase_probe = std::env::var_os("TOPK_PHASE_PROBE").is_some();
+    request.phase_probe = phase_probe;
     let plan = Plan::new(gpu, request)?;
     let mut ws = Workspace::new(&plan, &stream)?;
     let out_len = m.rows.max(1) * k as usize;
