@@ -11,7 +11,7 @@
 //! counts are then not the selector's).
 
 use std::str::FromStr;
-use topk::runtime::cuda::bench::{bench_matrix, probe_matrix, DeviceMatrix};
+use topk::runtime::cuda::bench::{bench_matrix_with, DeviceMatrix};
 use topk::runtime::cuda::timing::TimingProtocol;
 use topk::runtime::cuda::Gpu;
 use topk::runtime::data::{shapes, Profile};
@@ -60,8 +60,7 @@ fn main() {
         let lengths = shapes::causal_window(rows, width);
         let m = DeviceMatrix::generate(&gpu, profile.code(), 1, k, &lengths, width, width)
             .unwrap_or_else(|e| panic!("generate {rows}x{width}: {e}"));
-        let bench = if probe { probe_matrix } else { bench_matrix };
-        let r = bench(&gpu, &m, k, spec, TimingProtocol::default())
+        let r = bench_matrix_with(&gpu, &m, k, spec, TimingProtocol::default(), probe)
             .unwrap_or_else(|e| panic!("bench {rows}x{width}: {e}"));
         let long = (r.routes.total_rows() - r.routes.rows[0]).max(1);
         println!(

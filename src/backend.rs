@@ -74,11 +74,22 @@ fn cuda_usable() -> Result<()> {
 /// (`topk_runtime::cuda::plan::persistent_spec`), so both backends take the same routes by
 /// default.
 pub fn default_spec(k: usize) -> Spec {
-    // An out-of-range K stays out of range, for the spec's validation to report.
+    at_rank(k, topk_runtime::cuda::plan::persistent_spec)
+}
+
+/// The policy of [`select_sharded`] when the caller names none: the context-parallel
+/// selector's default (`topk_runtime::cuda::plan::context_parallel_spec`).
+fn sharded_default_spec(k: usize) -> Spec {
+    at_rank(k, topk_runtime::cuda::plan::context_parallel_spec)
+}
+
+/// `policy` at rank `k`; an out-of-range K stays out of range, for the spec's validation to
+/// report.
+fn at_rank(k: usize, policy: fn(u32) -> Spec) -> Spec {
     let k = u32::try_from(k).unwrap_or(u32::MAX);
     Spec {
         k,
-        ..topk_runtime::cuda::plan::persistent_spec(k.min(topk_dsl::MAX_K))
+        ..policy(k.min(topk_dsl::MAX_K))
     }
 }
 
@@ -154,10 +165,7 @@ pub fn select_sharded(
     out_pitch: usize,
 ) -> Result<Selection> {
     check_spec_k(spec, k)?;
-    let spec = spec.copied().unwrap_or_else(|| Spec {
-        view_run: 1, // the context-parallel stages sample the stride view only
-        ..default_spec(k)
-    });
+    let spec = spec.copied().unwrap_or_else(|| sharded_default_spec(k));
     let shards = sharding.split(scores)?;
     let shard_refs: Vec<&[f32]> = shards.iter().map(Vec::as_slice).collect();
     let sharded = ShardedScores {

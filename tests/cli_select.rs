@@ -39,23 +39,7 @@ fn select_then_verify_accepts_the_output_on_ragged_rows() {
     assert_eq!(idx.data[16], 0);
     assert!(idx.data[17..32].iter().all(|&i| i == -1));
 
-    let verify = topk(&[
-        "verify",
-        "--scores",
-        s(&scores),
-        "--lengths",
-        s(&lens),
-        "--indices",
-        s(&out),
-        "--k",
-        "16",
-    ]);
-    verify.assert_success();
-    assert!(
-        verify.stdout.starts_with("exact: all 8 rows"),
-        "{}",
-        verify.stdout
-    );
+    assert_verified_exact(&scores, &lens, &out, 16, 8);
 }
 
 #[test]
@@ -182,6 +166,30 @@ fn verify_refuses_indices_of_another_shape() {
         "5",
     ])
     .assert_bad_input(&["4 slots", "--k is 5"]);
+}
+
+/// `topk verify` accepts `out` as the exact top `k` of all `rows` rows.
+fn assert_verified_exact(scores: &Path, lens: &Path, out: &Path, k: usize, rows: usize) {
+    let k = k.to_string();
+    let verify = topk(&[
+        "verify",
+        "--scores",
+        s(scores),
+        "--lengths",
+        s(lens),
+        "--indices",
+        s(out),
+        "--k",
+        &k,
+    ]);
+    verify.assert_success();
+    assert!(
+        verify
+            .stdout
+            .starts_with(&format!("exact: all {rows} rows")),
+        "{}",
+        verify.stdout
+    );
 }
 
 /// Run `select` into `dir/out.npy` and check it refused with `needles`, leaving no output.
@@ -575,23 +583,7 @@ fn sharded_ranks_select_exactly_and_refuse_what_they_cannot_do() {
             "{}",
             run.stdout
         );
-        let verify = topk(&[
-            "verify",
-            "--scores",
-            s(&scores),
-            "--lengths",
-            s(&lens),
-            "--indices",
-            s(&out),
-            "--k",
-            "16",
-        ]);
-        verify.assert_success();
-        assert!(
-            verify.stdout.starts_with("exact: all 6 rows"),
-            "{}",
-            verify.stdout
-        );
+        assert_verified_exact(&scores, &lens, &out, 16, 6);
     }
     let sc = s(&scores);
     refuses(

@@ -226,7 +226,7 @@ pub struct BenchReport {
     pub grid: u32,
     pub ctas_per_sm: u32,
     pub compile_ms: f64,
-    /// Per-row phase times of a phase-probe build ([`probe_matrix`]), else `None`; such a
+    /// Per-row phase times of a phase-probe build ([`bench_matrix_with`]), else `None`; such a
     /// build's candidate counts in `routes` are meaningless.
     pub phases: Option<PhaseSummary>,
 }
@@ -290,23 +290,13 @@ pub fn bench_matrix(
     spec: Option<Spec>,
     protocol: TimingProtocol,
 ) -> Result<BenchReport> {
-    bench_with(gpu, m, k, spec, protocol, false)
+    bench_matrix_with(gpu, m, k, spec, protocol, false)
 }
 
-/// [`bench_matrix`] on the phase-timing build of the persistent kernel
-/// ([`topk_codegen::probe`]): the report's `phases` say where the rows' time went; its times
-/// and candidate counts are those of the instrumented build, not the selector's.
-pub fn probe_matrix(
-    gpu: &Gpu,
-    m: &DeviceMatrix,
-    k: u32,
-    spec: Option<Spec>,
-    protocol: TimingProtocol,
-) -> Result<BenchReport> {
-    bench_with(gpu, m, k, spec, protocol, true)
-}
-
-fn bench_with(
+/// [`bench_matrix`]; with `phase_probe`, on the phase-timing build of the persistent kernel
+/// ([`topk_codegen::probe`]): the report's `phases` say where the rows' time went, and its
+/// times and candidate counts are those of the instrumented build, not the selector's.
+pub fn bench_matrix_with(
     gpu: &Gpu,
     m: &DeviceMatrix,
     k: u32,
