@@ -93,7 +93,8 @@ pub enum Lookup {
 }
 
 /// The candidate Specs swept for a shape: the persistent default (`plan::persistent_spec`, with
-/// its grouped view where it has one), the persistent sampled policies on the stride view (two
+/// its grouped view where it has one, and the default map's 256-thread kernel for short rows),
+/// the persistent sampled policies on the stride view (two
 /// strides, two rescue depths), the default margin on 256-thread CTAs for rows up to 64K (four
 /// CTAs per SM keep more short rows in flight), the persistent exact proposal, and the row-local
 /// exact kernels where the rows fit them.
@@ -110,6 +111,11 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     let default = crate::cuda::plan::persistent_spec(k);
     if default.view_run > 1 {
         out.push(default);
+    }
+    // The default map's short-row persistent kernel (256-thread CTAs) where it differs.
+    let short = crate::cuda::plan::default_spec(k, crate::cuda::plan::PERSISTENT_FROM_ROWS, width);
+    if short.mapping == Mapping::Persistent && short != default {
+        out.push(short);
     }
     // The default sampled policy, the paper's constants (rho 1.5, rescue 1.75) and a twice
     // denser view.
@@ -148,6 +154,13 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     if width <= topk_codegen::REGISTER_ITEMS * 1024 {
         out.push(rowlocal(RowLocalVariant::Register));
     }
+    // Below K = 2048 the short-row default is also the stride-view 256-thread candidate.
+    let mut seen = Vec::with_capacity(out.len());
+    out.retain(|s| {
+        let new = !seen.contains(s);
+        seen.push(*s);
+        new
+    });
     out
 }
 

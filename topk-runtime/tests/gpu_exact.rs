@@ -206,6 +206,8 @@ fn specs(k: u32) -> Vec<Spec> {
         // The default persistent policy (pair-grouped view at K = 2048) and its stride view.
         topk_runtime::cuda::plan::persistent_spec(k),
         topk_runtime::cuda::plan::context_parallel_spec(k),
+        // The default map's short-row persistent kernel (256-thread CTAs).
+        topk_runtime::cuda::plan::default_spec(k, 4096, 65_536),
     ]
 }
 
@@ -484,8 +486,9 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
     let Some(gpu) = gpu_or_skip("the_default_map_plans_and_is_exact_at_every_width_class") else {
         return;
     };
-    // Register row-local, streaming row-local, persistent (small and large batch), K = 2048
-    // (pair-grouped view) and K = 512 (stride view): no spec, the planner's own choice.
+    // Register row-local, streaming row-local, persistent (small and large batch; 256-thread
+    // CTAs for the large batch of short rows), K = 2048 (pair-grouped view) and K = 512 (stride
+    // view): no spec, the planner's own choice.
     for k in [2048usize, 512] {
         for (rows, width) in [(16, 8_192), (16, 40_000), (1024, 40_000), (16, 131_072)] {
             let case = make_case("gauss", 17 + width as u64, rows, width, width, k);

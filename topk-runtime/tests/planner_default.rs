@@ -55,6 +55,21 @@ fn short_rows_go_to_the_row_local_kernels() {
 }
 
 #[test]
+fn short_persistent_rows_take_256_thread_ctas_up_to_64k() {
+    use topk_runtime::cuda::plan::{persistent_spec, SHORT_PERSISTENT_WIDTH};
+    for width in [40_000, 49_152, SHORT_PERSISTENT_WIDTH] {
+        let spec = default_spec(2048, 24_576, width);
+        assert_eq!(spec.mapping, Mapping::Persistent, "width {width}");
+        assert_eq!(spec.threads, 256, "width {width}");
+        // Same policy and view as the wide-row default: only the CTA size differs.
+        assert_eq!(spec.proposal, persistent_spec(2048).proposal);
+        assert_eq!(spec.view_run, persistent_spec(2048).view_run);
+    }
+    assert_eq!(default_spec(2048, 24_576, SHORT_PERSISTENT_WIDTH + 1).threads, 512);
+    assert_eq!(default_spec(4096, 24_576, 40_000).threads, 512);
+}
+
+#[test]
 fn kvsplit_workspace_fixes_the_spill_so_an_overflowing_segment_forces_a_rescan() {
     use topk_codegen::{Family, Layout, SEGMENT_CAP};
     use topk_runtime::cuda::plan::{workspace_size, CONTROL_WORDS};

@@ -90,7 +90,8 @@ pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 /// The default execution map (paper Fig. 6, simplified to the families generated so far):
 /// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
 /// the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
-/// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above.
+/// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (on 256-thread CTAs up to
+/// [`SHORT_PERSISTENT_WIDTH`]).
 /// The sampled policy keeps the paper's stride 128 at K = 2048 but retains rho = 1.75 instead of
 /// 1.5 and rescues at 2.5K instead of 1.75K: an underfilled row is a tail of extra row passes on
 /// one CTA, and on the H200 the wider margin measured faster over the whole operator matrix
@@ -108,10 +109,24 @@ pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
         rowlocal(RowLocalVariant::Register)
     } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
         rowlocal(RowLocalVariant::Streaming)
+    } else if width <= SHORT_PERSISTENT_WIDTH && k <= 2048 {
+        Spec {
+            threads: 256,
+            ..persistent_spec(k)
+        }
     } else {
         persistent_spec(k)
     }
 }
+
+/// Widest rows for which the persistent pool runs 256-thread CTAs (four per SM) instead of
+/// 512: with rows this short a CTA spends most of a row in its proposal and refinement chains,
+/// and twice as many rows in flight hide them. Measured on the H200 (bench/RESULTS.md, short
+/// rows): 7-20% faster on the first calls of the traces (16K-24K rows of 24K-64K), 2-30% slower
+/// from 128K up, where a row's certification pass dominates and the 256-thread CTA's half-size
+/// shared frontier spills. K above 2048 keeps 512 threads (its larger frontier would leave
+/// room for fewer CTAs).
+pub const SHORT_PERSISTENT_WIDTH: u32 = 65_536;
 
 /// The persistent kernel with the default sampled proposal at rank `k`: the default map for
 /// long rows and the CPU backend's default policy. At K >= 2048 (stride 128) the view is
