@@ -74,6 +74,18 @@ pub fn spec_hash(spec: &Spec) -> String {
 pub fn generate(spec: &Spec) -> Result<KernelSource, CodegenError> {
     spec.validate()?;
     let family = Family::of(spec).ok_or_else(|| CodegenError::Unsupported(spec.to_string()))?;
+    if family == Family::Staged {
+        // One device running the context-parallel stages: rank 0 of 1.
+        let staged = sharded::generate_sharded(spec)?;
+        return Ok(KernelSource {
+            spec: *spec,
+            family,
+            entry: staged.entry,
+            hash: spec_hash(spec),
+            layout: Layout::of(spec, family),
+            source: staged.source,
+        });
+    }
     let hash = spec_hash(spec);
     let entry = format!("topk_{}_{}", family.name(), hash);
     let layout = Layout::of(spec, family);

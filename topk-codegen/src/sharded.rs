@@ -6,7 +6,7 @@
 //! row mapping is the stage grid of `sharded.cu`, so the Spec must use the persistent mapping
 //! (the default for long rows).
 
-use crate::family::{Family, Layout, SCRATCH_AND_COUNTERS};
+use crate::family::{Family, Layout};
 use crate::{constants, spec_hash, CodegenError, CODEGEN_VERSION};
 use topk_dsl::{Mapping, Spec};
 
@@ -51,10 +51,10 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
             "{spec} (the context-parallel stages sample the stride view; use view=stride)"
         )));
     }
-    if spec.mapping != Mapping::Persistent {
+    if !matches!(spec.mapping, Mapping::Persistent | Mapping::Staged) {
         return Err(CodegenError::Unsupported(format!(
             "{spec} (the context-parallel selector takes K, the proposal and the digits from a \
-             spec with map=persistent)"
+             spec with map=persistent or map=staged)"
         )));
     }
     // The persistent family's constants: same proposal, same digits, same block primitives.
@@ -83,9 +83,7 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
         entry,
         sum_entry,
         threads: spec.threads,
-        // The histogram, scratch and counters, and one frontier buffer (the CTA's staging of
-        // admitted pairs in the certification pass).
-        dynamic_smem: (hist_bins + SCRATCH_AND_COUNTERS + 2 * layout.frontier_cap) * 4,
+        dynamic_smem: Layout::of(spec, Family::Staged).dynamic_smem,
         cands,
         hist_bins,
         source,

@@ -87,6 +87,40 @@ fn context_parallel_stages_have_a_reviewed_snapshot_and_refuse_other_mappings() 
 }
 
 #[test]
+fn the_staged_mapping_generates_the_context_parallel_stages() {
+    use topk_codegen::sharded::generate_sharded;
+    let spec = topk_dsl::Spec {
+        mapping: topk_dsl::Mapping::Staged,
+        ..topk_dsl::Spec::default()
+    };
+    let kernel = generate(&spec).unwrap();
+    let stages = generate_sharded(&spec).unwrap();
+    assert_eq!(kernel.family, Family::Staged);
+    assert_eq!(kernel.entry, stages.entry);
+    assert_eq!(kernel.source, stages.source);
+    assert_eq!(kernel.layout.dynamic_smem, stages.dynamic_smem);
+    assert_eq!(kernel.layout.threads, stages.threads);
+    assert!(kernel.entry.ends_with(&kernel.hash));
+    // Only the header comment differs from the persistent spec's stages.
+    let persistent = generate_sharded(&topk_dsl::Spec::default()).unwrap();
+    let body = |s: &str| s.lines().skip(2).collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        body(&stages.source)
+            .replace(&stages.entry, "E")
+            .replace(&stages.sum_entry, "S"),
+        body(&persistent.source)
+            .replace(&persistent.entry, "E")
+            .replace(&persistent.sum_entry, "S")
+    );
+    // The stages sample the stride view only.
+    let grouped = topk_dsl::Spec {
+        view_run: 2,
+        ..spec
+    };
+    assert!(grouped.validate().is_err());
+}
+
+#[test]
 fn grouped_views_swap_only_the_proposal_block() {
     let stride_view = topk_dsl::Spec::default();
     let plain = generate(&stride_view).unwrap();

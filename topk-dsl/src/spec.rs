@@ -28,6 +28,11 @@ pub enum Mapping {
     RowLocal(RowLocalVariant),
     /// A thread-block cluster of `ctas` CTAs per row with a distributed-shared-memory histogram.
     Cluster { ctas: u8 },
+    /// A row's positions split over many CTAs and the selection run as a chain of stage kernels
+    /// (view histogram, proposal, certification, radix digits, output), each over the whole
+    /// batch: the context-parallel stages on one device. For a few very long rows, which the
+    /// one-CTA-per-row pool leaves most SMs idle on.
+    Staged,
 }
 
 /// A ratio in hundredths (150 == 1.5), so a Spec stays `Eq + Hash` and const-constructible.

@@ -51,6 +51,7 @@ impl fmt::Display for Mapping {
             Mapping::RowLocal(RowLocalVariant::Register) => f.write_str("rowlocal(register)"),
             Mapping::RowLocal(RowLocalVariant::Streaming) => f.write_str("rowlocal(streaming)"),
             Mapping::Cluster { ctas } => write!(f, "cluster({ctas})"),
+            Mapping::Staged => f.write_str("staged"),
         }
     }
 }
@@ -173,11 +174,12 @@ impl FromStr for Mapping {
             ("cluster", Some(arg)) => Mapping::Cluster {
                 ctas: parse_uint(arg, "cluster")?,
             },
+            ("staged", None) => Mapping::Staged,
             _ => {
                 return Err(SpecError::parse(
                     s,
                     "unknown mapping; expected persistent, kvsplit(2|4|8), \
-                     rowlocal(register|streaming) or cluster(8)",
+                     rowlocal(register|streaming), cluster(8) or staged",
                 ))
             }
         };

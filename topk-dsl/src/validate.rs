@@ -19,7 +19,7 @@ impl Spec {
     /// | `threads` | one of 128, 256, 512, 1024                                   |
     /// | `coarse`  | `8..=12` bits                                                |
     /// | `digits`  | 3 or 4 widths, each `1..=12`, summing to 32                  |
-    /// | `map`     | `kvsplit(2\|4\|8)`, `cluster(8)`                             |
+    /// | `map`     | `kvsplit(2\|4\|8)`, `cluster(8)` (`persistent`, `rowlocal(..)`, `staged` as they are) |
     /// | `stride`  | a power of two in `2..=1024`                                 |
     /// | `rho`     | `1.0..=8.0`                                                  |
     /// | `rescue`  | greater than `rho`, at most `8.0`                            |
@@ -246,7 +246,8 @@ fn check_view(run: u8, mapping: Mapping, proposal: Proposal) -> Result<(), SpecE
         if !matches!(mapping, Mapping::Persistent | Mapping::KvSplit { .. }) {
             return Err(SpecError::invalid(
                 "view",
-                "run(R) needs map=persistent or map=kvsplit(..), the mappings that sample",
+                "run(R) needs map=persistent or map=kvsplit(..) (map=staged samples the stride view \
+                 only; the row-local and cluster mappings do not sample)",
             ));
         }
     }

@@ -28,6 +28,7 @@ fn every_mapping_and_proposal_has_its_documented_spelling() {
             "rowlocal(streaming)",
         ),
         (Mapping::Cluster { ctas: 8 }, "cluster(8)"),
+        (Mapping::Staged, "staged"),
     ];
     for (mapping, text) in cases {
         assert_eq!(mapping.to_string(), text);

@@ -96,8 +96,9 @@ pub enum Lookup {
 /// its grouped view where it has one, and the default map's 256-thread kernel for short rows),
 /// the persistent sampled policies on the stride view (two
 /// strides, two rescue depths), the default margin on 256-thread CTAs for rows up to 64K (four
-/// CTAs per SM keep more short rows in flight), the persistent exact proposal, and the row-local
-/// exact kernels where the rows fit them.
+/// CTAs per SM keep more short rows in flight), the persistent exact proposal, the 8-CTA cluster
+/// kernel from 256K and the stage chain from 1M (for few long rows), and the row-local exact
+/// kernels where the rows fit them.
 pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     let base = Spec {
         k,
@@ -142,6 +143,21 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
         });
     }
     out.push(exact);
+    if width >= crate::cuda::plan::CLUSTER_FROM_WIDTH {
+        // Eight CTAs of a cluster per row (fails to plan without clusters, before sm_90).
+        out.push(Spec {
+            mapping: Mapping::Cluster { ctas: 8 },
+            threads: 1024,
+            ..exact
+        });
+    }
+    if width >= crate::cuda::plan::STAGED_FROM_WIDTH {
+        // Rows spread over chunk CTAs (its stages sample the stride view).
+        out.push(Spec {
+            mapping: Mapping::Staged,
+            ..crate::cuda::plan::context_parallel_spec(k)
+        });
+    }
     let rowlocal = |variant| Spec {
         mapping: Mapping::RowLocal(variant),
         proposal: Proposal::Exact,

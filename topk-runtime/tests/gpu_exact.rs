@@ -208,7 +208,34 @@ fn specs(k: u32) -> Vec<Spec> {
         topk_runtime::cuda::plan::context_parallel_spec(k),
         // The default map's short-row persistent kernel (256-thread CTAs).
         topk_runtime::cuda::plan::default_spec(k, 4096, 65_536),
+        // The stage chain (default for a few very long rows), with a narrow margin so that
+        // rescue and recovery routes occur, and the exact proposal.
+        Spec {
+            mapping: Mapping::Staged,
+            ..topk_runtime::cuda::plan::context_parallel_spec(k)
+        },
+        spec_with(k, Mapping::Staged, sampled(128, Some(Centi(175))), 512),
+        spec_with(k, Mapping::Staged, Proposal::Exact, 256),
     ]
+}
+
+/// The one-rank context-parallel CPU model's statistics of `case`.
+fn staged_cpu_stats(spec: &Spec, case: &Case) -> topk_runtime::RouteStats {
+    use topk_runtime::cpu::sharded::{select_sharded, ShardedScores};
+    let rows = case.lengths.len();
+    let k = spec.k as usize;
+    let compact: Vec<f32> = (0..rows)
+        .flat_map(|r| case.data[r * case.pitch..][..case.width].iter().copied())
+        .collect();
+    let shards = [compact.as_slice()];
+    let scores = ShardedScores {
+        sharding: topk_runtime::sharding::Sharding::new(1, case.width).unwrap(),
+        shards: &shards,
+        lengths: &case.lengths,
+        rows,
+    };
+    let mut out = vec![0; rows * k];
+    select_sharded(spec, &scores, &mut out, k, true).unwrap()
 }
 
 fn check_against_cpu(gpu: &Gpu, spec: Spec, case: &Case, label: &str) -> (u64, [u64; 5]) {
@@ -237,11 +264,20 @@ fn check_against_cpu(gpu: &Gpu, spec: Spec, case: &Case, label: &str) -> (u64, [
         report.violations
     );
     let mut cpu_out = vec![0; rows * k];
-    let cpu_stats = cpu::select(&spec, &m, &mut cpu_out, k, true).unwrap();
+    let mut cpu_stats = cpu::select(&spec, &m, &mut cpu_out, k, true).unwrap();
     assert_eq!(
         gpu_stats.per_row, cpu_stats.per_row,
         "{label}: GPU routes differ from the CPU backend's"
     );
+    if spec.mapping == Mapping::Staged {
+        // The stage chain reports the frontier it refines (the whole row on the exact routes),
+        // as the CPU model of the context-parallel selector does with one rank.
+        cpu_stats = staged_cpu_stats(&spec, case);
+        assert_eq!(
+            gpu_stats.per_row, cpu_stats.per_row,
+            "{label}: staged routes"
+        );
+    }
     assert_eq!(
         gpu_stats.candidates, cpu_stats.candidates,
         "{label}: |Q0| totals differ"
@@ -419,6 +455,50 @@ fn kvsplit_slots_and_counters_survive_graph_replays() {
     }
 }
 
+#[test]
+fn staged_plans_clear_their_workspace_and_follow_graph_replays() {
+    let Some(gpu) = gpu_or_skip("staged_plans_clear_their_workspace_and_follow_graph_replays")
+    else {
+        return;
+    };
+    let spec = Spec {
+        mapping: Mapping::Staged,
+        ..topk_runtime::cuda::plan::context_parallel_spec(2048)
+    };
+    check_graph_replays(&gpu, Some(spec));
+    // The status word lives in the stage chain's workspace: a NaN is found and located.
+    let k = 2048usize;
+    // Rows 0-5 have the special lengths (0, 1, K - 1, K, K + 1, N); row 6 is long.
+    let mut case = make_case("gauss", 5, 8, 300_000, 300_000, k);
+    case.data[6 * case.pitch + 12_345] = f32::NAN;
+    let m = ScoreMatrix {
+        data: &case.data,
+        rows: 8,
+        width: case.width,
+        pitch: case.pitch,
+        lengths: &case.lengths,
+    };
+    let request = PlanRequest::new(k as u32, 8, case.width as u32).with_spec(spec);
+    let mut sel = CudaSelector::new(&gpu, request).unwrap();
+    let mut out = vec![0; 8 * k];
+    match sel.select_host(&m, &mut out, k, false) {
+        Err(Error::NaN { row, col }) => assert_eq!((row, col), (6, 12_345)),
+        other => panic!("expected a NaN error, got {other:?}"),
+    }
+    // The next call starts from a clear status and is exact.
+    let lengths = case.lengths.clone();
+    case.data[6 * case.pitch + 12_345] = 0.25;
+    let m = ScoreMatrix {
+        data: &case.data,
+        rows: 8,
+        width: case.width,
+        pitch: case.pitch,
+        lengths: &lengths,
+    };
+    sel.select_host(&m, &mut out, k, false).unwrap();
+    assert!(cpu::verify(&m, k, &out, k).unwrap().is_exact());
+}
+
 /// Rows beyond the live count stay untouched, and one captured graph follows new lengths and a
 /// new row count written on the device between replays.
 fn check_graph_replays(gpu: &Gpu, spec: Option<Spec>) {
@@ -487,10 +567,18 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
         return;
     };
     // Register row-local, streaming row-local, persistent (small and large batch; 256-thread
-    // CTAs for the large batch of short rows), K = 2048 (pair-grouped view) and K = 512 (stride
-    // view): no spec, the planner's own choice.
+    // CTAs for the large batch of short rows), the cluster kernel (a few 1M rows), the stage
+    // chain (a few 4M rows), K = 2048 (pair-grouped view) and K = 512 (stride view): no spec,
+    // the planner's own choice.
     for k in [2048usize, 512] {
-        for (rows, width) in [(16, 8_192), (16, 40_000), (1024, 40_000), (16, 131_072)] {
+        for (rows, width) in [
+            (16, 8_192),
+            (16, 40_000),
+            (1024, 40_000),
+            (16, 131_072),
+            (4, 1 << 20),
+            (2, 1 << 22),
+        ] {
             let case = make_case("gauss", 17 + width as u64, rows, width, width, k);
             let m = ScoreMatrix {
                 data: &case.data,

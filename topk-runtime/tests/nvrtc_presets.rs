@@ -32,9 +32,10 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
                 .unwrap_or_else(|e| panic!("{spec} does not compile: {e}"));
         }
     }
-    // Every autotune candidate (the default map's policies among them) at two ranks and widths.
+    // Every autotune candidate (the default map's policies among them, the stage chain at 1M)
+    // at two ranks and three widths.
     for k in [2048u32, 512] {
-        for width in [32_768u32, 131_072] {
+        for width in [32_768u32, 131_072, 1 << 20] {
             for spec in topk_runtime::autotune::candidates(k, width) {
                 let kernel = topk_codegen::generate(&spec).unwrap();
                 compile(&kernel.source, &kernel.entry, &arch)

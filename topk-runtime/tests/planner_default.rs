@@ -55,6 +55,67 @@ fn short_rows_go_to_the_row_local_kernels() {
 }
 
 #[test]
+fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
+    use topk_runtime::cuda::plan::{cluster_pays, default_spec_on};
+    for (m_cap, width) in [
+        (1u32, 1u32 << 18),
+        (16, 1 << 18),
+        (8, 1 << 20),
+        (16, 1 << 21),
+    ] {
+        assert!(cluster_pays(m_cap, width), "{m_cap} x {width}");
+        let spec = default_spec(2048, m_cap, width);
+        assert_eq!(
+            spec.mapping,
+            Mapping::Cluster { ctas: 8 },
+            "{m_cap} x {width}"
+        );
+        spec.validate().unwrap();
+        assert_eq!(default_spec_on(9, 2048, m_cap, width), spec);
+        // Before compute capability 9.0 there are no clusters.
+        let older = default_spec_on(8, 2048, m_cap, width);
+        assert!(
+            matches!(older.mapping, Mapping::Staged | Mapping::Persistent),
+            "{older}"
+        );
+        older.validate().unwrap();
+    }
+    assert_eq!(
+        default_spec_on(8, 2048, 8, 1 << 20).mapping,
+        Mapping::Staged
+    );
+    for (m_cap, width) in [(17u32, 1u32 << 20), (1, 1 << 17), (1, (1 << 21) + 4)] {
+        assert!(!cluster_pays(m_cap, width), "{m_cap} x {width}");
+    }
+}
+
+#[test]
+fn a_few_very_long_rows_take_the_stage_chain() {
+    use topk_runtime::cuda::plan::{context_parallel_spec, staged_pays};
+    for (m_cap, width) in [
+        (1u32, 1u32 << 22),
+        (32, 1 << 22),
+        (4, (1 << 21) + 4),
+        (1, 1 << 30),
+    ] {
+        assert!(staged_pays(m_cap, width), "{m_cap} x {width}");
+        let spec = default_spec(2048, m_cap, width);
+        assert_eq!(spec.mapping, Mapping::Staged, "{m_cap} x {width}");
+        // The context-parallel policy: the stages sample the stride view.
+        assert_eq!(spec.proposal, context_parallel_spec(2048).proposal);
+        assert_eq!(spec.view_run, 1);
+    }
+    for (m_cap, width) in [(17u32, 1u32 << 20), (64, 1 << 20), (33, 1 << 22)] {
+        assert!(!staged_pays(m_cap, width), "{m_cap} x {width}");
+        assert_eq!(
+            default_spec(2048, m_cap, width).mapping,
+            Mapping::Persistent,
+            "{m_cap} x {width}"
+        );
+    }
+}
+
+#[test]
 fn short_persistent_rows_take_256_thread_ctas_up_to_64k() {
     use topk_runtime::cuda::plan::{persistent_spec, SHORT_PERSISTENT_WIDTH};
     for width in [40_000, 49_152, SHORT_PERSISTENT_WIDTH] {
@@ -65,7 +126,10 @@ fn short_persistent_rows_take_256_thread_ctas_up_to_64k() {
         assert_eq!(spec.proposal, persistent_spec(2048).proposal);
         assert_eq!(spec.view_run, persistent_spec(2048).view_run);
     }
-    assert_eq!(default_spec(2048, 24_576, SHORT_PERSISTENT_WIDTH + 1).threads, 512);
+    assert_eq!(
+        default_spec(2048, 24_576, SHORT_PERSISTENT_WIDTH + 1).threads,
+        512
+    );
     assert_eq!(default_spec(4096, 24_576, 40_000).threads, 512);
 }
 
@@ -105,7 +169,9 @@ fn kvsplit_workspace_fixes_the_spill_so_an_overflowing_segment_forces_a_rescan()
 fn every_default_spec_is_valid_and_generates() {
     for k in [1u32, 100, 256, 512, 2048, 4096, 16_384] {
         for m_cap in [1u32, 64, 1024, 8192] {
-            for width in [2_048u32, 16_384, 40_000, 65_536, 131_072, 1_048_576] {
+            for width in [
+                2_048u32, 16_384, 40_000, 65_536, 131_072, 1_048_576, 4_194_304,
+            ] {
                 let spec = default_spec(k, m_cap, width);
                 spec.validate()
                     .unwrap_or_else(|e| panic!("K={k} M={m_cap} N={width}: {spec}: {e}"));

@@ -13,7 +13,7 @@ const KEYS: &[(&str, &str)] = &[
     ("dtype", "`f32`"),
     (
         "map",
-        "one of `persistent`, `kvsplit`, `rowlocal_register`, `rowlocal_streaming`, `cluster`",
+        "one of `persistent`, `kvsplit`, `rowlocal_register`, `rowlocal_streaming`, `cluster`, `staged`",
     ),
     ("split", "an integer literal, e.g. `split = 4`"),
     ("stride", "an integer literal, e.g. `stride = 128`"),
@@ -164,6 +164,7 @@ fn mapping(default: Mapping, map: Option<&Arg>, split: Option<&Arg>) -> syn::Res
             Some("rowlocal_register") => Some(Mapping::RowLocal(RowLocalVariant::Register)),
             Some("rowlocal_streaming") => Some(Mapping::RowLocal(RowLocalVariant::Streaming)),
             Some("cluster") => Some(Mapping::Cluster { ctas: 8 }),
+            Some("staged") => Some(Mapping::Staged),
             _ => return Err(expected(a)),
         },
     };

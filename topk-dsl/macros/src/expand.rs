@@ -66,6 +66,7 @@ fn spec_literal(spec: &Spec) -> TokenStream {
             ))
         }
         Mapping::Cluster { ctas } => quote!(::topk::dsl::Mapping::Cluster { ctas: #ctas }),
+        Mapping::Staged => quote!(::topk::dsl::Mapping::Staged),
     };
     let proposal = match proposal {
         Proposal::Sampled {

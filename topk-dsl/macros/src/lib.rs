@@ -28,7 +28,7 @@ use proc_macro::TokenStream;
 /// |-----------|--------------------------------------------------------------|--------------|
 /// | `k`       | integer, `1..=16384`                                         | `2048`       |
 /// | `dtype`   | `f32`                                                        | `f32`        |
-/// | `map`     | `persistent`, `kvsplit`, `rowlocal_register`, `rowlocal_streaming`, `cluster` | `persistent` |
+/// | `map`     | `persistent`, `kvsplit`, `rowlocal_register`, `rowlocal_streaming`, `cluster`, `staged` | `persistent` |
 /// | `split`   | integer, 2, 4 or 8: `map = kvsplit` with that many CTAs per row (implies `map = kvsplit`) | none |
 /// | `propose` | `sampled` or `exact`                                          | `sampled`    |
 /// | `stride`  | integer, a power of two in `2..=1024` (sampled only)         | `128`        |

@@ -21,16 +21,39 @@ pub mod status {
 /// Device memory a Plan needs besides its inputs and outputs: the control block (work cursor,
 /// exit counter, status) and per-worker frontier spill slices. Its size depends on the plan's
 /// grid and width, never on the live rows, and the kernels hand the counters back zeroed.
+/// A `map=staged` plan's workspace is instead the stage chain's regions (one block of words,
+/// grown with M_cap and K), cleared at the start of every call.
 pub struct Workspace {
     control: CudaSlice<u32>,
     spill: CudaSlice<i32>,
     grid: u32,
     spill_cap: u32,
+    /// Index in `control` of the status word.
+    status_word: usize,
 }
 
 impl Workspace {
     /// Allocates (zeroed) the workspace of `plan` on `stream`.
     pub fn new(plan: &Plan, stream: &Arc<CudaStream>) -> Result<Workspace> {
+        if let Some(stages) = &plan.stages {
+            let regions = &stages.regions;
+            let control = stream.alloc_zeros::<u32>(regions.total).map_err(|e| {
+                Error::Cuda(format!(
+                    "allocating {} bytes of staged workspace: {e}",
+                    regions.total * 4
+                ))
+            })?;
+            let spill = stream
+                .alloc_zeros::<i32>(1)
+                .map_err(|e| Error::Cuda(format!("allocating the workspace: {e}")))?;
+            return Ok(Workspace {
+                control,
+                spill,
+                grid: plan.grid,
+                spill_cap: plan.spill_cap,
+                status_word: regions.status.start,
+            });
+        }
         let words = plan.workspace_bytes as usize / 4 - CONTROL_WORDS;
         let spill_words = words.max(1);
         let control = stream
@@ -47,15 +70,17 @@ impl Workspace {
             spill,
             grid: plan.grid,
             spill_cap: plan.spill_cap,
+            status_word: 2,
         })
     }
 
-    /// Status bits raised since the last [`Workspace::clear_status`] (synchronizes the stream).
+    /// Status bits raised since the last [`Workspace::clear_status`] (a `map=staged` plan: by
+    /// the last call); synchronizes the stream.
     pub fn status(&self, stream: &Arc<CudaStream>) -> Result<u32> {
         let words = stream
-            .clone_dtoh(&self.control)
+            .clone_dtoh(&self.control.slice(self.status_word..self.status_word + 1))
             .map_err(|e| Error::Cuda(format!("reading the status word: {e}")))?;
-        Ok(words[2])
+        Ok(words[0])
     }
 
     /// Zeroes the whole control block (also a recovery step after an aborted launch).
@@ -101,7 +126,11 @@ impl Plan {
     }
 
     fn check_workspace(&self, ws: &Workspace) -> Result<()> {
-        if ws.grid != self.grid || ws.spill_cap != self.spill_cap {
+        let words = match &self.stages {
+            Some(stages) => stages.regions.total,
+            None => CONTROL_WORDS,
+        };
+        if ws.grid != self.grid || ws.spill_cap != self.spill_cap || ws.control.len() != words {
             return Err(Error::Input(
                 "workspace was made for another plan: allocate it with Workspace::new(&plan, ..)"
                     .into(),
@@ -185,6 +214,10 @@ impl Plan {
             row_info,
         } = io;
         self.check_workspace(ws)?;
+        if self.stages.is_some() {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.launch_stages(stream, io, ws) };
+        }
         let r = &self.request;
         let pitch = r.pitch as i64;
         let out_pitch = r.out_pitch as i64;
@@ -210,6 +243,68 @@ impl Plan {
         unsafe { b.launch(self.launch_config()) }
             .map(|_| ())
             .map_err(|e| Error::Cuda(format!("launching `{}`: {e}", self.kernel.entry)))
+    }
+}
+
+impl Plan {
+    /// The stage chain of a `map=staged` plan: one rank holding whole rows, so no reductions.
+    ///
+    /// # Safety
+    /// As [`Plan::launch_raw`].
+    unsafe fn launch_stages(
+        &self,
+        stream: &Arc<CudaStream>,
+        io: RawBuffers,
+        ws: &mut Workspace,
+    ) -> Result<()> {
+        use super::sharded::stages::{steps, RankPlace, StageLaunch, Step};
+        let Some(stages) = &self.stages else {
+            return Err(Error::Input("not a staged plan".into()));
+        };
+        let r = &self.request;
+        {
+            let mut zero = ws.control.slice_mut(stages.regions.zeroed());
+            stream
+                .memset_zeros(&mut zero)
+                .map_err(|e| Error::Cuda(format!("clearing the staged workspace: {e}")))?;
+        }
+        let rank_io = super::sharded::RankIo {
+            scores: io.scores,
+            pitch: r.pitch,
+            lengths: io.lengths,
+            live_rows: io.live_rows,
+            out: io.out,
+            out_pitch: r.out_pitch,
+            row_info: io.row_info,
+        };
+        let place = RankPlace {
+            width: r.width,
+            offset: 0,
+            total_width: r.width,
+            rank: 0,
+            ranks: 1,
+        };
+        let launch = StageLaunch {
+            func: &self.loaded.func,
+            threads: self.block,
+            smem: self.smem,
+            m_cap: r.m_cap.max(1),
+            chunk_len: stages.chunk_len,
+        };
+        let (words, _w) = ws.control.device_ptr_mut(stream);
+        for step in steps(
+            &stages.regions,
+            stages.chunks,
+            r.m_cap.max(1),
+            r.k,
+            self.block,
+        ) {
+            if let Step::Stage { stage, digit, grid } = step {
+                // SAFETY: the caller vouches for `io`; `words` is this plan's staged workspace.
+                unsafe { launch.launch(stream, (stage, digit, grid), place, &rank_io, words)? };
+            }
+        }
+        Ok(())
     }
 }
 

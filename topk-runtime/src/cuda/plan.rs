@@ -91,7 +91,8 @@ pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 /// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
 /// the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
 /// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (on 256-thread CTAs up to
-/// [`SHORT_PERSISTENT_WIDTH`]).
+/// [`SHORT_PERSISTENT_WIDTH`]); for a few long rows the 8-CTA cluster kernel ([`cluster_pays`])
+/// or, for a few very long rows, the stage chain ([`staged_pays`]).
 /// The sampled policy keeps the paper's stride 128 at K = 2048 but retains rho = 1.75 instead of
 /// 1.5 and rescues at 2.5K instead of 1.75K: an underfilled row is a tail of extra row passes on
 /// one CTA, and on the H200 the wider margin measured faster over the whole operator matrix
@@ -109,6 +110,18 @@ pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
         rowlocal(RowLocalVariant::Register)
     } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
         rowlocal(RowLocalVariant::Streaming)
+    } else if cluster_pays(m_cap, width) {
+        Spec {
+            mapping: Mapping::Cluster { ctas: 8 },
+            proposal: Proposal::Exact,
+            threads: 1024,
+            ..context_parallel_spec(k)
+        }
+    } else if staged_pays(m_cap, width) {
+        Spec {
+            mapping: Mapping::Staged,
+            ..context_parallel_spec(k)
+        }
     } else if width <= SHORT_PERSISTENT_WIDTH && k <= 2048 {
         Spec {
             threads: 256,
@@ -118,6 +131,57 @@ pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
         persistent_spec(k)
     }
 }
+
+/// Whether a batch of at most `m_cap` rows of `width` scores takes the 8-CTA cluster kernel by
+/// default (on devices with thread-block clusters, compute capability 9.0+; see
+/// [`default_spec_on`]): 256K-2M scores and at most 16 rows, about one wave of clusters. The
+/// persistent pool would run one CTA per row and leave most SMs idle. Measured on the H200
+/// (bench/RESULTS.md, few long rows): 1.5-2.2x faster than the stage chain and 1.1-3x faster
+/// than the persistent pool at 1-16 rows of 256K-2M; slower than the persistent pool at 32 rows
+/// of 1M and than the stage chain at most batches of 4M.
+pub fn cluster_pays(m_cap: u32, width: u32) -> bool {
+    (CLUSTER_FROM_WIDTH..=CLUSTER_TO_WIDTH).contains(&width) && m_cap <= CLUSTER_MAX_ROWS
+}
+
+/// Row widths and batch size the default map sends to the cluster kernel (see [`cluster_pays`]).
+pub const CLUSTER_FROM_WIDTH: u32 = 1 << 18;
+pub const CLUSTER_TO_WIDTH: u32 = 1 << 21;
+pub const CLUSTER_MAX_ROWS: u32 = 16;
+
+/// [`default_spec`] for a device of compute capability `cc_major`.x: without thread-block
+/// clusters (before 9.0) the cluster choice falls back to the stage chain or the persistent pool.
+pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
+    let spec = default_spec(k, m_cap, width);
+    if cc_major >= 9 || !matches!(spec.mapping, Mapping::Cluster { .. }) {
+        return spec;
+    }
+    if staged_pays(m_cap, width) {
+        Spec {
+            mapping: Mapping::Staged,
+            ..context_parallel_spec(k)
+        }
+    } else {
+        persistent_spec(k)
+    }
+}
+
+/// Whether a batch of at most `m_cap` rows of `width` scores takes the stage chain
+/// (`map=staged`) by default: rows of at least 1M scores, and at most one row per 128K scores
+/// of width (8 rows of 1M, 32 of 4M). The one-CTA-per-row pool then leaves most SMs idle while
+/// the stages spread every row over chunk CTAs. Measured on the H200 (bench/RESULTS.md, few long
+/// rows): 1.3-2x faster than the persistent pool at 1-8 rows of 1M, 1.5-3.5x at 8-32 rows of 4M;
+/// even at 32 rows of 1M; slower at 64+ rows of 1M and at every batch of 256K rows tried. Where
+/// [`cluster_pays`] also holds (up to 2M), the cluster kernel is the default.
+pub fn staged_pays(m_cap: u32, width: u32) -> bool {
+    width >= STAGED_FROM_WIDTH
+        && (m_cap as u64) * STAGED_SCORES_PER_ROW <= width as u64
+        && (width as usize) <= crate::sharding::MAX_SHARDED_POSITIONS
+}
+
+/// Narrowest rows the default map sends to the stage chain.
+pub const STAGED_FROM_WIDTH: u32 = 1 << 20;
+/// Row width per batch row below which the stage chain pays (see [`staged_pays`]).
+pub const STAGED_SCORES_PER_ROW: u64 = 1 << 17;
 
 /// Widest rows for which the persistent pool runs 256-thread CTAs (four per SM) instead of
 /// 512: with rows this short a CTA spends most of a row in its proposal and refinement chains,
@@ -207,6 +271,18 @@ pub struct Plan {
     /// CTAs resident per SM, from the occupancy calculator.
     pub ctas_per_sm: u32,
     pub source: SpecSource,
+    /// The stage chain of a `map=staged` plan (`grid` is then its position chunks per row);
+    /// `None` for the single-kernel families.
+    pub stages: Option<StagedLayout>,
+}
+
+/// How a `map=staged` plan splits its rows: position chunks per row, scores per chunk, and the
+/// workspace regions of the stage chain (one rank of `sharded.cu`).
+#[derive(Clone, Debug)]
+pub struct StagedLayout {
+    pub chunks: u32,
+    pub chunk_len: u32,
+    pub(crate) regions: super::sharded::stages::Regions,
 }
 
 /// Widest row a plan accepts: int32 indices, less 1024 so that rounding a length up to a
@@ -256,7 +332,12 @@ impl Plan {
         let (spec, source) = match (request.spec, store) {
             (Some(spec), _) => (spec, SpecSource::Given),
             (None, store) => {
-                let default = default_spec(request.k, request.m_cap, request.width);
+                let default = default_spec_on(
+                    gpu.props().cc_major,
+                    request.k,
+                    request.m_cap,
+                    request.width,
+                );
                 let bucket = ShapeBucket::of(request.k, request.m_cap, request.width);
                 let current = candidates(request.k, request.width);
                 match store.map(|s| s.lookup(&super::tune::device_key(gpu), &bucket, &current)) {
@@ -301,6 +382,32 @@ impl Plan {
             .map_err(|e| Error::Cuda(format!("occupancy of `{}`: {e}", kernel.entry)))?
             .max(1) as u32;
         let sms = gpu.props().sms;
+        if kernel.family == Family::Staged {
+            // The stage chain's limits are the sharded selector's with one rank.
+            crate::sharding::Sharding::new(1, request.width as usize)?;
+            let (chunks, chunk_len) =
+                super::sharded::stages::chunking(request.width, request.m_cap, sms);
+            let regions =
+                super::sharded::stages::Regions::new(&spec, request.m_cap.max(1) as usize, 1);
+            return Ok(Plan {
+                request,
+                spec,
+                grid: chunks,
+                block,
+                smem,
+                spill_cap: 0,
+                workspace_bytes: regions.total as u64 * 4,
+                ctas_per_sm,
+                source,
+                stages: Some(StagedLayout {
+                    chunks,
+                    chunk_len,
+                    regions,
+                }),
+                kernel,
+                loaded,
+            });
+        }
         let grid = match kernel.family {
             // One cluster per row (rows loop inside); the grid is whole clusters.
             Family::Cluster { ctas } => {
@@ -322,6 +429,7 @@ impl Plan {
             workspace_bytes,
             ctas_per_sm,
             source,
+            stages: None,
         })
     }
 

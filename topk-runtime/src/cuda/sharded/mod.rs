@@ -11,6 +11,7 @@
 
 mod collective;
 mod graph;
+pub(crate) mod stages;
 
 pub use collective::{Collective, NcclCollective, RankWorkspace, SimulatedCollective};
 pub use graph::ShardedGraph;
@@ -20,31 +21,11 @@ use super::plan::context_parallel_spec;
 use crate::sharding::Sharding;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaFunction, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, DevicePtr, DevicePtrMut};
+use stages::{chunking, steps, RankPlace, Regions, StageLaunch, Step};
 use std::ops::Range;
 use topk_codegen::sharded::{generate_sharded, ShardedSource};
 use topk_dsl::Spec;
-
-const STAGE_SAMPLE: i32 = 0;
-const STAGE_PROPOSAL: i32 = 1;
-const STAGE_CERTIFY: i32 = 2;
-const STAGE_ROUTE: i32 = 3;
-const STAGE_DIGIT: i32 = 4;
-const STAGE_BOUNDARY: i32 = 5;
-const STAGE_COUNT: i32 = 6;
-const STAGE_EMIT: i32 = 7;
-const STAGE_COPY: i32 = 8;
-/// Words of per-row state and cursors (keep in sync with sharded.cu).
-const STATE_WORDS: usize = 8;
-const CURSOR_WORDS: usize = 4;
-const STATUS_WORDS: usize = 4;
-/// Scores per position chunk (one CTA's share of a pass), and the smallest chunk.
-const CHUNK_SCORES: u32 = 1 << 20;
-const MIN_CHUNK_SCORES: u32 = 4096;
-/// Largest chunk (see `sharding::MAX_SHARDED_POSITIONS`: chunk + position stays below 2^31).
-const MAX_CHUNK_SCORES: u32 = 1 << 20;
-/// Largest grid y extent; larger batches loop over rows inside the kernel.
-const MAX_GRID_ROWS: u32 = 65_535;
 
 /// What to plan: rank K over batches of up to `m_cap` rows sharded as `sharding`.
 #[derive(Clone, Copy, Debug)]
@@ -84,54 +65,6 @@ pub struct RankIo {
     pub out: CUdeviceptr,
     pub out_pitch: u64,
     pub row_info: CUdeviceptr,
-}
-
-/// Word ranges of a rank's workspace (the layout comment of sharded.cu).
-#[derive(Clone, Debug)]
-struct Regions {
-    sample: Range<usize>,
-    counts: Range<usize>,
-    digits: Vec<Range<usize>>,
-    ranks: Range<usize>,
-    staged: Range<usize>,
-    status: Range<usize>,
-    total: usize,
-}
-
-impl Regions {
-    fn new(spec: &Spec, src: &ShardedSource, m_cap: usize, ranks: usize) -> Regions {
-        let mut at = 0usize;
-        let mut take = |n: usize| {
-            let r = at..at + n;
-            at += n;
-            r
-        };
-        let sample = take(m_cap * spec.coarse_bins() as usize);
-        let counts = take(m_cap * 2);
-        let digits = (0..spec.digits.as_slice().len())
-            .map(|_| take(m_cap * src.hist_bins as usize))
-            .collect();
-        let ranks = take(m_cap * ranks * 2);
-        let staged = take(m_cap * spec.k as usize);
-        let _state = take(m_cap * STATE_WORDS);
-        let _cursors = take(m_cap * CURSOR_WORDS);
-        let status = take(STATUS_WORDS);
-        let _cands = take(m_cap * 2 * src.cands as usize);
-        Regions {
-            sample,
-            counts,
-            digits,
-            ranks,
-            staged,
-            status,
-            total: at,
-        }
-    }
-
-    /// Everything but the candidate buffers is zeroed before each call.
-    fn zeroed(&self) -> Range<usize> {
-        0..self.status.end
-    }
 }
 
 /// A planned context-parallel selector: the generated stages loaded on every rank's device,
@@ -198,7 +131,7 @@ impl ShardedSelector {
         let spec = source.spec;
         let sharding = request.sharding;
         let m_cap = request.m_cap;
-        let regions = Regions::new(&spec, &source, m_cap as usize, sharding.ranks);
+        let regions = Regions::new(&spec, m_cap as usize, sharding.ranks);
         let mut stage_fns = Vec::with_capacity(gpus.len());
         let mut ranks = Vec::with_capacity(gpus.len());
         for gpu in gpus {
@@ -216,24 +149,7 @@ impl ShardedSelector {
             })?;
             ranks.push(RankWorkspace { stream, words });
         }
-        // Position chunks of about 1M scores (4 MB; 64K and 256K measured slower at 128 x 4M
-        // and 512 x 1M, bench/RESULTS.md), and enough of them that a small batch still gives
-        // every SM four CTAs; never chunks under 4K scores.
-        let sms = gpus[0].props().sms;
-        let width = sharding.shard_width as u32;
-        let chunk_scores = std::env::var("TOPK_SHARDED_CHUNK")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .map(|c| c.clamp(MIN_CHUNK_SCORES, MAX_CHUNK_SCORES))
-            .unwrap_or(CHUNK_SCORES);
-        let chunks = width
-            .div_ceil(chunk_scores)
-            .max((4 * sms).div_ceil(m_cap))
-            .clamp(1, width.div_ceil(MIN_CHUNK_SCORES).max(1));
-        let chunk_len = width
-            .div_ceil(chunks)
-            .next_multiple_of(4)
-            .min(MAX_CHUNK_SCORES);
+        let (chunks, chunk_len) = chunking(sharding.shard_width as u32, m_cap, gpus[0].props().sms);
         Ok(ShardedSelector {
             spec,
             source,
@@ -298,77 +214,50 @@ impl ShardedSelector {
                 .memset_zeros(&mut zero)
                 .map_err(|e| Error::Cuda(format!("clearing the sharded workspace: {e}")))?;
         }
-        let rows = self.m_cap.min(MAX_GRID_ROWS);
-        let over_positions = (self.chunks, rows, 1);
-        let per_row = (1, rows, 1);
-        let copy_ctas = (self.spec.k).div_ceil(self.source.threads).min(8);
-        self.stage(io, STAGE_SAMPLE, 0, over_positions)?;
-        self.reduce(self.regions.sample.clone())?;
-        self.stage(io, STAGE_PROPOSAL, 0, per_row)?;
-        self.stage(io, STAGE_CERTIFY, 0, over_positions)?;
-        self.reduce(self.regions.counts.clone())?;
-        self.stage(io, STAGE_ROUTE, 0, per_row)?;
-        for j in 0..self.regions.digits.len() {
-            self.stage(io, STAGE_DIGIT, j as i32, over_positions)?;
-            self.reduce(self.regions.digits[j].clone())?;
-            self.stage(io, STAGE_BOUNDARY, j as i32, per_row)?;
+        let plan = steps(
+            &self.regions,
+            self.chunks,
+            self.m_cap,
+            self.spec.k,
+            self.source.threads,
+        );
+        for step in plan {
+            match step {
+                Step::Stage { stage, digit, grid } => {
+                    // SAFETY: the caller vouches for `io`; the workspaces are this selector's.
+                    unsafe { self.stage(io, (stage, digit, grid))? }
+                }
+                Step::Reduce(range) => self.reduce(range)?,
+            }
         }
-        self.stage(io, STAGE_COUNT, 0, over_positions)?;
-        self.reduce(self.regions.ranks.clone())?;
-        self.stage(io, STAGE_EMIT, 0, over_positions)?;
-        self.reduce(self.regions.staged.clone())?;
-        self.stage(io, STAGE_COPY, 0, (copy_ctas, rows, 1))
+        Ok(())
     }
 
     fn reduce(&mut self, range: Range<usize>) -> Result<()> {
         self.collective.all_reduce_sum(&mut self.ranks, range)
     }
 
-    fn stage(
-        &mut self,
-        io: &[RankIo],
-        stage: i32,
-        digit: i32,
-        grid: (u32, u32, u32),
-    ) -> Result<()> {
-        let cfg = LaunchConfig {
-            grid_dim: grid,
-            block_dim: (self.source.threads, 1, 1),
-            shared_mem_bytes: self.source.dynamic_smem,
-        };
-        let ranks = self.sharding.ranks as i32;
-        let m_cap = self.m_cap as i32;
-        let shard_width = self.sharding.shard_width as i32;
-        let total_width = self.sharding.total_width() as i32;
-        let chunk_len = self.chunk_len as i32;
+    /// # Safety
+    /// As [`ShardedSelector::launch_raw`].
+    unsafe fn stage(&mut self, io: &[RankIo], step: (i32, i32, (u32, u32, u32))) -> Result<()> {
         for (r, (rank, b)) in self.ranks.iter_mut().zip(io).enumerate() {
-            let offset = self.sharding.offset(r) as i32;
-            let rank_id = r as i32;
-            let pitch = b.pitch as i64;
-            let out_pitch = b.out_pitch as i64;
+            let launch = StageLaunch {
+                func: &self.stage_fns[r],
+                threads: self.source.threads,
+                smem: self.source.dynamic_smem,
+                m_cap: self.m_cap,
+                chunk_len: self.chunk_len,
+            };
+            let place = RankPlace {
+                width: self.sharding.shard_width as u32,
+                offset: self.sharding.offset(r) as u32,
+                total_width: self.sharding.total_width() as u32,
+                rank: r as u32,
+                ranks: self.sharding.ranks as u32,
+            };
             let (ws, _w) = rank.words.device_ptr_mut(&rank.stream);
-            let mut l = rank.stream.launch_builder(&self.stage_fns[r]);
-            l.arg(&stage)
-                .arg(&digit)
-                .arg(&b.scores)
-                .arg(&pitch)
-                .arg(&b.lengths)
-                .arg(&b.live_rows)
-                .arg(&m_cap)
-                .arg(&shard_width)
-                .arg(&offset)
-                .arg(&total_width)
-                .arg(&rank_id)
-                .arg(&ranks)
-                .arg(&chunk_len)
-                .arg(&ws)
-                .arg(&b.out)
-                .arg(&out_pitch)
-                .arg(&b.row_info);
-            // SAFETY: the argument list matches the generated stage entry's signature.
-            unsafe { l.launch(cfg) }.map_err(|e| {
-                Error::Cuda(format!("launching sharded stage {stage} on rank {r}: {e}"))
-            })?;
+            // SAFETY: the caller vouches for `io`; `ws` is rank r's workspace of the layout size.
+            unsafe { launch.launch(&rank.stream, step, place, b, ws)? };
         }
         Ok(())
     }

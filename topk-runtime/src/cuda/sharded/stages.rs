@@ -1,0 +1,222 @@
+//! The stage chain of `sharded.cu`, shared by the context-parallel selector (G ranks, an
+//! all-reduce between stages) and by single-device plans of `map=staged` (one rank, nothing to
+//! reduce): workspace regions, position chunks, the order of stages and reductions, and one
+//! stage launch.
+
+use super::RankIo;
+use crate::{Error, Result};
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use std::ops::Range;
+use std::sync::Arc;
+use topk_dsl::Spec;
+
+const STAGE_SAMPLE: i32 = 0;
+const STAGE_PROPOSAL: i32 = 1;
+const STAGE_CERTIFY: i32 = 2;
+const STAGE_ROUTE: i32 = 3;
+const STAGE_DIGIT: i32 = 4;
+const STAGE_BOUNDARY: i32 = 5;
+const STAGE_COUNT: i32 = 6;
+const STAGE_EMIT: i32 = 7;
+const STAGE_COPY: i32 = 8;
+/// Words of per-row state and cursors (keep in sync with sharded.cu).
+const STATE_WORDS: usize = 8;
+const CURSOR_WORDS: usize = 4;
+const STATUS_WORDS: usize = 4;
+/// Scores per position chunk (one CTA's share of a pass), and the smallest chunk.
+const CHUNK_SCORES: u32 = 1 << 20;
+const MIN_CHUNK_SCORES: u32 = 4096;
+/// Largest chunk (see `sharding::MAX_SHARDED_POSITIONS`: chunk + position stays below 2^31).
+const MAX_CHUNK_SCORES: u32 = 1 << 20;
+/// Largest grid y extent; larger batches loop over rows inside the kernel.
+const MAX_GRID_ROWS: u32 = 65_535;
+
+/// Word ranges of a rank's workspace (the layout comment of sharded.cu).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Regions {
+    pub sample: Range<usize>,
+    pub counts: Range<usize>,
+    pub digits: Vec<Range<usize>>,
+    pub ranks: Range<usize>,
+    pub staged: Range<usize>,
+    pub status: Range<usize>,
+    pub total: usize,
+}
+
+impl Regions {
+    pub fn new(spec: &Spec, m_cap: usize, ranks: usize) -> Regions {
+        let hist_bins = spec.coarse_bins().max(spec.digit_bins()) as usize;
+        let cands = topk_codegen::sharded::candidate_capacity(spec.k) as usize;
+        let mut at = 0usize;
+        let mut take = |n: usize| {
+            let r = at..at + n;
+            at += n;
+            r
+        };
+        let sample = take(m_cap * spec.coarse_bins() as usize);
+        let counts = take(m_cap * 2);
+        let digits = (0..spec.digits.as_slice().len())
+            .map(|_| take(m_cap * hist_bins))
+            .collect();
+        let ranks = take(m_cap * ranks * 2);
+        let staged = take(m_cap * spec.k as usize);
+        let _state = take(m_cap * STATE_WORDS);
+        let _cursors = take(m_cap * CURSOR_WORDS);
+        let status = take(STATUS_WORDS);
+        let _cands = take(m_cap * 2 * cands);
+        Regions {
+            sample,
+            counts,
+            digits,
+            ranks,
+            staged,
+            status,
+            total: at,
+        }
+    }
+
+    /// Everything but the candidate buffers is zeroed before each call.
+    pub fn zeroed(&self) -> Range<usize> {
+        0..self.status.end
+    }
+}
+
+/// Position chunks per row and scores per chunk for a rank's `width` positions: chunks of about
+/// 1M scores (4 MB; 64K and 256K measured slower at 128 x 4M and 512 x 1M, bench/RESULTS.md),
+/// and enough of them that a small batch still gives every SM four CTAs; never chunks under 4K
+/// scores. `TOPK_SHARDED_CHUNK` overrides the chunk size (for measurements).
+pub(crate) fn chunking(width: u32, m_cap: u32, sms: u32) -> (u32, u32) {
+    let chunk_scores = std::env::var("TOPK_SHARDED_CHUNK")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .map(|c| c.clamp(MIN_CHUNK_SCORES, MAX_CHUNK_SCORES))
+        .unwrap_or(CHUNK_SCORES);
+    let chunks = width
+        .div_ceil(chunk_scores)
+        .max((4 * sms).div_ceil(m_cap.max(1)))
+        .clamp(1, width.div_ceil(MIN_CHUNK_SCORES).max(1));
+    let chunk_len = width
+        .div_ceil(chunks)
+        .next_multiple_of(4)
+        .min(MAX_CHUNK_SCORES);
+    (chunks, chunk_len)
+}
+
+/// One step of a call: a stage over a grid, or an all-reduce (sum) of a workspace range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    Stage {
+        stage: i32,
+        digit: i32,
+        grid: (u32, u32, u32),
+    },
+    Reduce(Range<usize>),
+}
+
+/// The stages of one call in order, with the reductions between them.
+pub(crate) fn steps(regions: &Regions, chunks: u32, m_cap: u32, k: u32, threads: u32) -> Vec<Step> {
+    let rows = m_cap.min(MAX_GRID_ROWS);
+    let over_positions = (chunks, rows, 1);
+    let per_row = (1, rows, 1);
+    let copy_ctas = k.div_ceil(threads).min(8);
+    let stage = |stage, digit, grid| Step::Stage { stage, digit, grid };
+    let mut out = vec![
+        stage(STAGE_SAMPLE, 0, over_positions),
+        Step::Reduce(regions.sample.clone()),
+        stage(STAGE_PROPOSAL, 0, per_row),
+        stage(STAGE_CERTIFY, 0, over_positions),
+        Step::Reduce(regions.counts.clone()),
+        stage(STAGE_ROUTE, 0, per_row),
+    ];
+    for (j, digit) in regions.digits.iter().enumerate() {
+        out.push(stage(STAGE_DIGIT, j as i32, over_positions));
+        out.push(Step::Reduce(digit.clone()));
+        out.push(stage(STAGE_BOUNDARY, j as i32, per_row));
+    }
+    out.extend([
+        stage(STAGE_COUNT, 0, over_positions),
+        Step::Reduce(regions.ranks.clone()),
+        stage(STAGE_EMIT, 0, over_positions),
+        Step::Reduce(regions.staged.clone()),
+        stage(STAGE_COPY, 0, (copy_ctas, rows, 1)),
+    ]);
+    out
+}
+
+/// Where a rank's positions lie in the rows: `width` positions from `offset` of rows
+/// `total_width` wide, rank `rank` of `ranks`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RankPlace {
+    pub width: u32,
+    pub offset: u32,
+    pub total_width: u32,
+    pub rank: u32,
+    pub ranks: u32,
+}
+
+/// Launch facts of the stage entry that do not change between calls.
+pub(crate) struct StageLaunch<'a> {
+    pub func: &'a CudaFunction,
+    pub threads: u32,
+    pub smem: u32,
+    pub m_cap: u32,
+    pub chunk_len: u32,
+}
+
+impl StageLaunch<'_> {
+    /// Enqueues one stage on `stream` over `grid`, for a rank at `place` with workspace `ws`.
+    ///
+    /// # Safety
+    /// `io` and `ws` must be live device pointers of `stream`'s context with the extents
+    /// [`RankIo`] states and a workspace of the stage layout's size.
+    pub unsafe fn launch(
+        &self,
+        stream: &Arc<CudaStream>,
+        (stage, digit, grid): (i32, i32, (u32, u32, u32)),
+        place: RankPlace,
+        io: &RankIo,
+        ws: CUdeviceptr,
+    ) -> Result<()> {
+        let cfg = LaunchConfig {
+            grid_dim: grid,
+            block_dim: (self.threads, 1, 1),
+            shared_mem_bytes: self.smem,
+        };
+        let ranks = place.ranks as i32;
+        let rank = place.rank as i32;
+        let m_cap = self.m_cap as i32;
+        let width = place.width as i32;
+        let offset = place.offset as i32;
+        let total_width = place.total_width as i32;
+        let chunk_len = self.chunk_len as i32;
+        let pitch = io.pitch as i64;
+        let out_pitch = io.out_pitch as i64;
+        let mut l = stream.launch_builder(self.func);
+        l.arg(&stage)
+            .arg(&digit)
+            .arg(&io.scores)
+            .arg(&pitch)
+            .arg(&io.lengths)
+            .arg(&io.live_rows)
+            .arg(&m_cap)
+            .arg(&width)
+            .arg(&offset)
+            .arg(&total_width)
+            .arg(&rank)
+            .arg(&ranks)
+            .arg(&chunk_len)
+            .arg(&ws)
+            .arg(&io.out)
+            .arg(&out_pitch)
+            .arg(&io.row_info);
+        // SAFETY: the argument list matches the generated stage entry's signature; the caller
+        // vouches for the pointers.
+        unsafe { l.launch(cfg) }.map(|_| ()).map_err(|e| {
+            Error::Cuda(format!(
+                "launching stage {stage} on rank {}: {e}",
+                place.rank
+            ))
+        })
+    }
+}
