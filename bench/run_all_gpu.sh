@@ -11,10 +11,11 @@
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
 # SKIP="traces ablations". Steps: gpu_exact gpu_sharded data_generator_gpu matrix-indexer
 # matrix-iid traces margins ablations kvsplit views phases short-rows few-rows-indexer
-# few-rows-iid cp-indexer cp-iid.
+# few-rows-iid few-rows-peers-indexer few-rows-peers-iid cp-indexer cp-iid.
 #
 # Measured step times on one H200: gpu_exact ~110 s, gpu_sharded ~15 s, data_generator_gpu 3 s,
-# each matrix with the peers ~50 s, both traces with the peers ~185 s, views ~60 s; the whole list
+# each matrix with the peers ~50 s, both traces with the peers ~185-210 s, views ~60 s, each
+# few-rows-peers ~25 s, each cp step 5-10 s; the whole list
 # runs well over ten minutes, so on a time-limited machine run it in two halves with SKIP.
 set -uo pipefail
 OUT=${OUT:-./out}
@@ -70,12 +71,20 @@ step phases env OUT="$OUT" bash bench/phase-probe.sh
 step short-rows bash -c 'for spec in "" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=512" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=256"; do
   .gpu/05-operator-matrix indexer 24576x24576,24576x49152,16384x65536 $spec || exit 1; done' \
   && cp "$OUT/logs/short-rows.log" "$OUT/short-rows.txt"
-# Few long rows on one GPU: the default plan (one CTA per row) against the staged split-row
-# pipeline (`sharded-1`).
+# Few long rows on one GPU: the default plan against the stage chain (`sharded-1`), and the
+# default plan against the peers.
 for profile in indexer iid; do
   step "few-rows-$profile" .gpu/06-context-parallel "$profile" \
     1x1048576,8x1048576,32x1048576,64x1048576,128x1048576,8x262144,64x262144 1 \
     && cp "$OUT/logs/few-rows-$profile.log" "$OUT/context-parallel/few-rows-$profile.txt"
+done
+FEW_SHAPES=${FEW_SHAPES:-custom:1x262144,8x262144,1x524288,8x524288,1x1048576,4x1048576,8x1048576,16x1048576,32x1048576,1x2097152,8x2097152,1x4194304,8x4194304}
+mkdir -p "$OUT/few-rows"
+for profile in indexer iid; do
+  step "few-rows-peers-$profile" env OUT="$OUT/runs/few-rows-$profile" PROFILE=$profile \
+    SHAPES="$FEW_SHAPES" REPS="${REPS:-10}" STEP_TIMEOUT=120 bash bench/run_gpu_bench.sh \
+    && cp "$OUT/runs/few-rows-$profile/bench.md" "$OUT/few-rows/few-rows-peers-$profile.md" \
+    && cp "$OUT/runs/few-rows-$profile/bench.json" "$OUT/few-rows/few-rows-peers-$profile.json"
 done
 for profile in indexer iid; do
   # Every device of the machine: 1, 2, 4 and 8 ranks where there are that many.
