@@ -17,18 +17,32 @@ use topk::runtime::cuda::Gpu;
 use topk::runtime::data::{shapes, Profile};
 use topk::Spec;
 
-fn parse_shapes(arg: &str) -> Vec<(usize, usize)> {
+const USAGE: &str = "usage: 05-operator-matrix [indexer|iid|...] [quick|matrix|MxN,...] [spec]";
+
+/// Prints `msg` (and the usage line for argument errors) and exits with `code`: 2 when the
+/// run could not start, 1 when a shape failed.
+fn fail(code: i32, msg: String) -> ! {
+    eprintln!("{msg}");
+    if code == 2 {
+        eprintln!("{USAGE}");
+    }
+    std::process::exit(code)
+}
+
+fn parse_shapes(arg: &str) -> Result<Vec<(usize, usize)>, String> {
     match arg {
-        "matrix" => shapes::operator_matrix()
+        "matrix" => Ok(shapes::operator_matrix()
             .iter()
             .map(|s| (s.rows, s.width))
-            .collect(),
-        "quick" => vec![(512, 131_072), (2048, 262_144), (512, 1_048_576)],
+            .collect()),
+        "quick" => Ok(vec![(512, 131_072), (2048, 262_144), (512, 1_048_576)]),
         list => list
             .split(',')
             .map(|s| {
-                let (m, n) = s.split_once('x').expect("shape as MxN");
-                (m.parse().expect("rows"), n.parse().expect("width"))
+                s.split_once('x')
+                    .and_then(|(m, n)| Some((m.parse().ok()?, n.parse().ok()?)))
+                    .filter(|&(m, n): &(usize, usize)| m > 0 && n > 0)
+                    .ok_or_else(|| format!("shape `{s}`: expected ROWSxWIDTH, e.g. 512x131072"))
             })
             .collect(),
     }
@@ -37,19 +51,14 @@ fn parse_shapes(arg: &str) -> Vec<(usize, usize)> {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let profile = Profile::from_str(args.first().map(String::as_str).unwrap_or("indexer"))
-        .unwrap_or_else(|e| panic!("profile: {e}"));
-    let shapes = parse_shapes(args.get(1).map(String::as_str).unwrap_or("quick"));
+        .unwrap_or_else(|e| fail(2, format!("profile: {e}")));
+    let shapes = parse_shapes(args.get(1).map(String::as_str).unwrap_or("quick"))
+        .unwrap_or_else(|e| fail(2, e));
     let spec = args
         .get(2)
-        .map(|t| Spec::parse(t).unwrap_or_else(|e| panic!("{e}")));
+        .map(|t| Spec::parse(t).unwrap_or_else(|e| fail(2, format!("spec: {e}"))));
     let k = spec.map(|s| s.k).unwrap_or(2048);
-    let gpu = match Gpu::open(0) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("no GPU: {e}");
-            std::process::exit(2);
-        }
-    };
+    let gpu = Gpu::open(0).unwrap_or_else(|e| fail(2, format!("no GPU: {e}")));
     println!("device: {} ({} SMs)", gpu.props().name, gpu.props().sms);
     let probe = std::env::var_os("TOPK_PHASE_PROBE").is_some();
     println!(
@@ -59,9 +68,9 @@ fn main() {
     for (rows, width) in shapes {
         let lengths = shapes::causal_window(rows, width);
         let m = DeviceMatrix::generate(&gpu, profile.code(), 1, k, &lengths, width, width)
-            .unwrap_or_else(|e| panic!("generate {rows}x{width}: {e}"));
+            .unwrap_or_else(|e| fail(1, format!("generate {rows}x{width}: {e}")));
         let r = bench_matrix_with(&gpu, &m, k, spec, TimingProtocol::default(), probe)
-            .unwrap_or_else(|e| panic!("bench {rows}x{width}: {e}"));
+            .unwrap_or_else(|e| fail(1, format!("bench {rows}x{width}: {e}")));
         let long = (r.routes.total_rows() - r.routes.rows[0]).max(1);
         println!(
             "{:>5} x {:>8}  {:>9.4} {:>9.4} {:>6.2}  {:>5}  {:>22}  {:>9.0}  {}",
