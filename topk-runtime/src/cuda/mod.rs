@@ -5,6 +5,7 @@
 //! been found.
 
 pub mod cache;
+pub mod default_map;
 pub mod device;
 pub mod nvrtc;
 

@@ -7,7 +7,7 @@
 use super::device::{Gpu, Loaded};
 use crate::{Error, Result};
 use topk_codegen::{Family, KernelSource};
-use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec, MAX_K};
+use topk_dsl::{Spec, MAX_K};
 
 /// What a caller plans for: capacities, not live values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,164 +82,9 @@ impl PlanRequest {
     }
 }
 
-/// Batches of at least this many rows take the persistent kernel already from 16K-wide rows:
-/// at 1024 and 4096 rows of 16K-64K it measured 1.3-1.6x faster than the streaming row-local
-/// kernel (bench/RESULTS.md, crossover sweep); at 64 rows the row-local kernel stays ahead.
-pub const PERSISTENT_FROM_ROWS: u32 = 1024;
-
-/// The default execution map (paper Fig. 6, simplified to the families generated so far):
-/// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
-/// the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
-/// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (on 256-thread CTAs up to
-/// [`SHORT_PERSISTENT_WIDTH`]); for a few long rows the 8-CTA cluster kernel ([`cluster_pays`])
-/// or, for a few very long rows, the stage chain ([`staged_pays`]).
-/// The sampled policy keeps the paper's stride 128 at K = 2048 but retains rho = 1.75 instead of
-/// 1.5 and rescues at 2.5K instead of 1.75K: an underfilled row is a tail of extra row passes on
-/// one CTA, and on the H200 the wider margin measured faster over the whole operator matrix
-/// (worst N >= 256K shape 1.56x the floor instead of 1.78x on i.i.d. rows, bench/RESULTS.md).
-pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
-    let register_tile = topk_codegen::REGISTER_ITEMS * 1024;
-    // The row-local kernels propose exactly: no view to group.
-    let rowlocal = |variant| Spec {
-        mapping: Mapping::RowLocal(variant),
-        proposal: Proposal::Exact,
-        threads: 1024,
-        ..context_parallel_spec(k)
-    };
-    if width <= register_tile {
-        rowlocal(RowLocalVariant::Register)
-    } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
-        rowlocal(RowLocalVariant::Streaming)
-    } else if cluster_pays(m_cap, width) {
-        Spec {
-            mapping: Mapping::Cluster { ctas: 8 },
-            proposal: Proposal::Exact,
-            threads: 1024,
-            ..context_parallel_spec(k)
-        }
-    } else if staged_pays(m_cap, width) {
-        Spec {
-            mapping: Mapping::Staged,
-            ..context_parallel_spec(k)
-        }
-    } else if width <= SHORT_PERSISTENT_WIDTH && k <= 2048 {
-        Spec {
-            threads: 256,
-            ..persistent_spec(k)
-        }
-    } else {
-        persistent_spec(k)
-    }
-}
-
-/// Whether a batch of at most `m_cap` rows of `width` scores takes the 8-CTA cluster kernel by
-/// default (on devices with thread-block clusters, compute capability 9.0+; see
-/// [`default_spec_on`]): 256K-2M scores and at most 16 rows, about one wave of clusters. The
-/// persistent pool would run one CTA per row and leave most SMs idle. Measured on the H200
-/// (bench/RESULTS.md, few long rows): 1.5-2.2x faster than the stage chain and 1.1-3x faster
-/// than the persistent pool at 1-16 rows of 256K-2M; slower than the persistent pool at 32 rows
-/// of 1M and than the stage chain at most batches of 4M.
-pub fn cluster_pays(m_cap: u32, width: u32) -> bool {
-    (CLUSTER_FROM_WIDTH..=CLUSTER_TO_WIDTH).contains(&width) && m_cap <= CLUSTER_MAX_ROWS
-}
-
-/// Row widths and batch size the default map sends to the cluster kernel (see [`cluster_pays`]).
-pub const CLUSTER_FROM_WIDTH: u32 = 1 << 18;
-pub const CLUSTER_TO_WIDTH: u32 = 1 << 21;
-pub const CLUSTER_MAX_ROWS: u32 = 16;
-
-/// [`default_spec`] for a device of compute capability `cc_major`.x: without thread-block
-/// clusters (before 9.0) the cluster choice falls back to the stage chain or the persistent pool.
-pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
-    let spec = default_spec(k, m_cap, width);
-    if cc_major >= 9 || !matches!(spec.mapping, Mapping::Cluster { .. }) {
-        return spec;
-    }
-    if staged_pays(m_cap, width) {
-        Spec {
-            mapping: Mapping::Staged,
-            ..context_parallel_spec(k)
-        }
-    } else {
-        persistent_spec(k)
-    }
-}
-
-/// Whether a batch of at most `m_cap` rows of `width` scores takes the stage chain
-/// (`map=staged`) by default: rows of at least 1M scores, and at most one row per 128K scores
-/// of width (8 rows of 1M, 32 of 4M). The one-CTA-per-row pool then leaves most SMs idle while
-/// the stages spread every row over chunk CTAs. Measured on the H200 (bench/RESULTS.md, few long
-/// rows): 1.3-2x faster than the persistent pool at 1-8 rows of 1M, 1.5-3.5x at 8-32 rows of 4M;
-/// even at 32 rows of 1M; slower at 64+ rows of 1M and at every batch of 256K rows tried. Where
-/// [`cluster_pays`] also holds (up to 2M), the cluster kernel is the default.
-pub fn staged_pays(m_cap: u32, width: u32) -> bool {
-    width >= STAGED_FROM_WIDTH
-        && (m_cap as u64) * STAGED_SCORES_PER_ROW <= width as u64
-        && (width as usize) <= crate::sharding::MAX_SHARDED_POSITIONS
-}
-
-/// Narrowest rows the default map sends to the stage chain.
-pub const STAGED_FROM_WIDTH: u32 = 1 << 20;
-/// Row width per batch row below which the stage chain pays (see [`staged_pays`]).
-pub const STAGED_SCORES_PER_ROW: u64 = 1 << 17;
-
-/// Widest rows for which the persistent pool runs 256-thread CTAs (four per SM) instead of
-/// 512: with rows this short a CTA spends most of a row in its proposal and refinement chains,
-/// and twice as many rows in flight hide them. Measured on the H200 (bench/RESULTS.md, short
-/// rows): 7-20% faster on the first calls of the traces (16K-24K rows of 24K-64K), 2-30% slower
-/// from 128K up, where a row's certification pass dominates and the 256-thread CTA's half-size
-/// shared frontier spills. K above 2048 keeps 512 threads (its larger frontier would leave
-/// room for fewer CTAs).
-pub const SHORT_PERSISTENT_WIDTH: u32 = 65_536;
-
-/// The persistent kernel with the default sampled proposal at rank `k`: the default map for
-/// long rows and the CPU backend's default policy. At K >= 2048 (stride 128) the view is
-/// grouped in pairs (`view=run(2)`: two adjacent scores every 256 positions, the same sample
-/// count from half the 32-byte sectors): over the operator matrix on the H200 it measured
-/// 3.5-5% faster in geometric mean than the stride view on both profiles (bench/RESULTS.md,
-/// grouped views); smaller K keep the stride view, which is all that was timed there.
-pub fn persistent_spec(k: u32) -> Spec {
-    Spec {
-        view_run: if k >= 2048 { 2 } else { 1 },
-        ..context_parallel_spec(k)
-    }
-}
-
-/// The persistent policy with the stride view: the context-parallel selector's default (its
-/// stages sample the row-phased stride view only).
-pub fn context_parallel_spec(k: u32) -> Spec {
-    Spec {
-        k,
-        proposal: sampled_proposal(k),
-        ..Spec::default()
-    }
-}
-
-/// The default sampled proposal for rank `k`: stride 128 at K >= 2048; for smaller K the
-/// stride shrinks with K so the view keeps the same sample rank (q = ceil(1.75 K / s) = 28), whose
-/// calibration the K = 2048 measurements rest on (at K = 512 a stride-128 view would hold only
-/// 6 samples above the target). Below K = 256 the view would cost more than an eighth of the
-/// row, and the exact proposal is used instead. Only K = 2048 has been timed on a GPU so far.
-pub fn sampled_proposal(k: u32) -> Proposal {
-    let stride = if k >= 2048 {
-        128
-    } else {
-        let s = 128 * k / 2048;
-        if s == 0 {
-            0
-        } else {
-            1 << (31 - s.leading_zeros())
-        }
-    };
-    if stride < 16 {
-        return Proposal::Exact;
-    }
-    Proposal::Sampled {
-        stride,
-        rho: Centi(175),
-        rescue: Some(Centi(250)),
-    }
-}
+// The default map (which Spec a shape gets without a spec or an autotune record) lives in
+// `default_map`; its items stay reachable here, where callers look for them.
+pub use super::default_map::*;
 
 /// Where a Plan's Spec came from.
 #[derive(Clone, Debug, PartialEq)]
