@@ -2,9 +2,10 @@
 //!
 //! The CUDA building blocks live in `cuda/*.cu`, one file per concern, and are composed per
 //! family: `propose.cu` (paper §4.2), `certify.cu` (§4.3), `refine.cu` (§4.4), with the
-//! mappings (§4.5, §5.5) in `persistent.cu` and `rowlocal.cu`. Everything a Spec specializes
-//! is emitted as `constexpr` constants at the top of the file, so the same Spec always gives
-//! the same bytes and NVRTC folds every policy branch away.
+//! mappings (§4.5, §5.5) in `persistent.cu`, `rowlocal.cu`, `kvsplit.cu` and `cluster.cu`; the
+//! `staged` mapping is the context-parallel stage chain of [`sharded`] on one device.
+//! Everything a Spec specializes is emitted as `constexpr` constants at the top of the file, so
+//! the same Spec always gives the same bytes and NVRTC folds every policy branch away.
 
 mod constants;
 mod family;
