@@ -44,7 +44,8 @@ pub fn run(a: PlanArgs) -> CmdResult {
     let chosen = spec.unwrap_or_else(|| default_spec(a.k as u32, a.rows, a.width));
     let kernel = topk_codegen::generate(&chosen)?;
     report::line(format!(
-        "spec        {chosen} (without a device: given, or the default map)"
+        "spec        {chosen} (without a device: given, or the default map for compute \
+         capability 9.0+)"
     ));
     report::line(format!("family      {}", kernel.family.name()));
     report::line(format!("entry       {}", kernel.entry));
@@ -75,14 +76,22 @@ pub fn run(a: PlanArgs) -> CmdResult {
         plan.spec,
         describe(&plan.source)
     ));
-    report::line(format!(
-        "grid        {} CTAs ({} per SM)",
-        plan.grid, plan.ctas_per_sm
-    ));
-    report::line(format!(
-        "spill       {} pairs per worker and buffer",
-        plan.spill_cap
-    ));
+    match &plan.stages {
+        Some(stages) => report::line(format!(
+            "grid        {} chunk CTAs of {} scores per row, a chain of stage kernels ({} per SM)",
+            stages.chunks, stages.chunk_len, plan.ctas_per_sm
+        )),
+        None => {
+            report::line(format!(
+                "grid        {} CTAs ({} per SM)",
+                plan.grid, plan.ctas_per_sm
+            ));
+            report::line(format!(
+                "spill       {} pairs per worker and buffer",
+                plan.spill_cap
+            ));
+        }
+    }
     report::line(format!("workspace   {} bytes", plan.workspace_bytes));
     report::line(format!(
         "compile     {:.1} ms ({:?})",
