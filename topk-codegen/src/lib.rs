@@ -44,7 +44,8 @@ impl KernelSource {
         (!self.family.verified_on_gpu()).then(|| {
             format!(
                 "the {} kernels are generated and compile, but have not been run and checked on \
-                 a GPU yet; use a persistent or rowlocal mapping",
+                 a GPU yet; use a persistent or rowlocal mapping (or set allow_unverified to \
+                 test them)",
                 self.family.name()
             )
         })

@@ -87,6 +87,40 @@ fn context_parallel_stages_have_a_reviewed_snapshot_and_refuse_other_mappings() 
 }
 
 #[test]
+fn sixteen_cta_clusters_generate_but_are_marked_unverified() {
+    let spec = topk_dsl::Spec::parse("map=cluster(16),propose=exact,threads=1024").unwrap();
+    let kernel = generate(&spec).unwrap();
+    assert_eq!(kernel.family, Family::Cluster { ctas: 16 });
+    assert_eq!(kernel.family.name(), "cluster16");
+    assert!(kernel.source.contains("constexpr u32 CLUSTER_CTAS = 16;"));
+    assert_eq!(kernel.layout.ctas_per_row, 16);
+    let why = kernel.unverified_part().expect("not run on a GPU yet");
+    assert!(why.contains("cluster16"), "{why}");
+    // The 8-CTA cluster is verified; the rest of its source is the same body.
+    let eight = generate(&topk_dsl::Spec {
+        mapping: topk_dsl::Mapping::Cluster { ctas: 8 },
+        ..spec
+    })
+    .unwrap();
+    assert!(eight.unverified_part().is_none());
+    let body = |s: &str, e: &str| {
+        s.lines()
+            .filter(|l| {
+                !l.contains("CLUSTER_CTAS =")
+                    && !l.starts_with("// spec:")
+                    && !l.starts_with("// family:")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace(e, "E")
+    };
+    assert_eq!(
+        body(&kernel.source, &kernel.entry),
+        body(&eight.source, &eight.entry)
+    );
+}
+
+#[test]
 fn the_staged_mapping_generates_the_context_parallel_stages() {
     use topk_codegen::sharded::generate_sharded;
     let spec = topk_dsl::Spec {

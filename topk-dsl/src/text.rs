@@ -179,7 +179,7 @@ impl FromStr for Mapping {
                 return Err(SpecError::parse(
                     s,
                     "unknown mapping; expected persistent, kvsplit(2|4|8), \
-                     rowlocal(register|streaming), cluster(8) or staged",
+                     rowlocal(register|streaming), cluster(8|16) or staged",
                 ))
             }
         };

@@ -19,7 +19,7 @@ impl Spec {
     /// | `threads` | one of 128, 256, 512, 1024                                   |
     /// | `coarse`  | `8..=12` bits                                                |
     /// | `digits`  | 3 or 4 widths, each `1..=12`, summing to 32                  |
-    /// | `map`     | `kvsplit(2\|4\|8)`, `cluster(8)` (`persistent`, `rowlocal(..)`, `staged` as they are) |
+    /// | `map`     | `kvsplit(2\|4\|8)`, `cluster(8\|16)` (`persistent`, `rowlocal(..)`, `staged` as they are) |
     /// | `stride`  | a power of two in `2..=1024`                                 |
     /// | `rho`     | `1.0..=8.0`                                                  |
     /// | `rescue`  | greater than `rho`, at most `8.0`                            |
@@ -125,17 +125,17 @@ fn check_digits(digits: &Digits) -> Result<(), SpecError> {
 }
 
 /// `kvsplit` uses 2, 4 or 8 CTAs per row (paper §5.5: a power of two keeps segments aligned and
-/// the finisher's reduction balanced); `cluster` uses exactly 8 CTAs, the portable cluster size
-/// its distributed-shared-memory histogram combine is written for.
+/// the finisher's reduction balanced); `cluster` uses 8 CTAs (the portable cluster size) or 16
+/// (the largest non-portable size on Hopper, launched with that attribute set).
 fn check_mapping(mapping: Mapping) -> Result<(), SpecError> {
     match mapping {
         Mapping::KvSplit { splits } if ![2, 4, 8].contains(&splits) => Err(SpecError::invalid(
             "map",
             format!("kvsplit takes 2, 4 or 8 CTAs per row, got kvsplit({splits})"),
         )),
-        Mapping::Cluster { ctas } if ctas != 8 => Err(SpecError::invalid(
+        Mapping::Cluster { ctas } if ctas != 8 && ctas != 16 => Err(SpecError::invalid(
             "map",
-            format!("cluster takes exactly 8 CTAs per row, got cluster({ctas})"),
+            format!("cluster takes 8 or 16 CTAs per row, got cluster({ctas})"),
         )),
         _ => Ok(()),
     }

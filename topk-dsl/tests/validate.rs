@@ -134,9 +134,10 @@ fn kvsplit_takes_2_4_or_8_ctas() {
 }
 
 #[test]
-fn cluster_takes_exactly_8_ctas() {
+fn cluster_takes_8_or_16_ctas() {
     assert_valid("map=cluster(8),propose=exact,threads=1024");
-    for n in [2, 4, 16] {
+    assert_valid("map=cluster(16),propose=exact,threads=1024");
+    for n in [2, 4, 12, 32] {
         assert_breaks(
             &format!("map=cluster({n}),propose=exact,threads=1024"),
             &["map"],

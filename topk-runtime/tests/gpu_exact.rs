@@ -190,6 +190,8 @@ fn specs(k: u32) -> Vec<Spec> {
             512,
         ),
         spec_with(k, Mapping::Cluster { ctas: 8 }, Proposal::Exact, 1024),
+        // 16-CTA clusters (non-portable size), planned with allow_unverified.
+        spec_with(k, Mapping::Cluster { ctas: 16 }, Proposal::Exact, 1024),
         // Grouped views (view=run(R)) on the persistent and KV-split kernels.
         Spec {
             view_run: 4,

@@ -182,6 +182,26 @@ impl Gpu {
     }
 
     /// The primary context of the device.
+    /// Lets `loaded` launch clusters larger than the portable 8 CTAs (16 on Hopper).
+    pub fn allow_non_portable_clusters(&self, loaded: &Loaded) -> Result<()> {
+        self.inner
+            .ctx
+            .bind_to_thread()
+            .map_err(|e| Error::Cuda(format!("binding the context: {e}")))?;
+        loaded
+            .func
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                1,
+            )
+            .map_err(|e| {
+                Error::Cuda(format!(
+                    "allowing clusters of more than 8 CTAs (this device or driver may not support \
+                     them; use map=cluster(8)): {e}"
+                ))
+            })
+    }
+
     pub fn ctx(&self) -> &Arc<CudaContext> {
         &self.inner.ctx
     }

@@ -220,6 +220,11 @@ impl Plan {
         }
         let smem = kernel.layout.dynamic_smem;
         let loaded = gpu.load(&kernel.source, &kernel.entry, smem)?;
+        if let Family::Cluster { ctas } = kernel.family {
+            if ctas > 8 {
+                gpu.allow_non_portable_clusters(&loaded)?;
+            }
+        }
         let block = kernel.layout.threads;
         let ctas_per_sm = loaded
             .func
