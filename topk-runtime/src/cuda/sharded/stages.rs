@@ -84,8 +84,9 @@ impl Regions {
 
 /// Position chunks per row and scores per chunk for a rank's `width` positions: chunks of about
 /// 1M scores (4 MB; 64K and 256K measured slower at 128 x 4M and 512 x 1M, bench/RESULTS.md),
-/// and enough of them that a small batch still gives every SM four CTAs; never chunks under 4K
-/// scores. `TOPK_SHARDED_CHUNK` overrides the chunk size (for measurements).
+/// and enough of them that a small batch still gives every SM four CTAs, but never more chunks
+/// than 4K-score pieces of the row. `TOPK_SHARDED_CHUNK` overrides the chunk size (for
+/// measurements).
 pub(crate) fn chunking(width: u32, m_cap: u32, sms: u32) -> (u32, u32) {
     let chunk_scores = std::env::var("TOPK_SHARDED_CHUNK")
         .ok()
@@ -218,5 +219,82 @@ impl StageLaunch<'_> {
                 place.rank
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_row_within_the_size_bounds() {
+        for width in [
+            1u32,
+            100,
+            4096,
+            4097,
+            100_000,
+            1 << 20,
+            (1 << 20) + 4,
+            1 << 22,
+            1 << 30,
+        ] {
+            for m_cap in [1u32, 8, 64, 4096] {
+                let (chunks, len) = chunking(width, m_cap, 132);
+                assert!(chunks >= 1 && len % 4 == 0, "{width} {m_cap}");
+                assert!(
+                    chunks as u64 * len as u64 >= width as u64,
+                    "{width} {m_cap}"
+                );
+                assert!(len <= MAX_CHUNK_SCORES, "{width} {m_cap}");
+                // Never more chunks than 4K-score pieces of the row.
+                assert!(chunks <= width.div_ceil(MIN_CHUNK_SCORES).max(1), "{width}");
+            }
+        }
+        // One row of 1M would want 528 chunks for four CTAs per SM: capped at 256 of 4K.
+        assert_eq!(chunking(1 << 20, 1, 132), (256, 4096));
+    }
+
+    #[test]
+    fn every_reduced_region_follows_the_stage_that_writes_it() {
+        let spec = topk_dsl::Spec::default();
+        let regions = Regions::new(&spec, 8, 2);
+        let plan = steps(&regions, 4, 8, spec.k, spec.threads);
+        let reduced: Vec<Range<usize>> = plan
+            .iter()
+            .filter_map(|s| match s {
+                Step::Reduce(r) => Some(r.clone()),
+                Step::Stage { .. } => None,
+            })
+            .collect();
+        let mut expected = vec![regions.sample.clone(), regions.counts.clone()];
+        expected.extend(regions.digits.iter().cloned());
+        expected.extend([regions.ranks.clone(), regions.staged.clone()]);
+        assert_eq!(reduced, expected);
+        // Each reduction comes right after a stage; the chain starts and ends with a stage.
+        assert!(matches!(
+            plan.first(),
+            Some(Step::Stage {
+                stage: STAGE_SAMPLE,
+                ..
+            })
+        ));
+        assert!(matches!(
+            plan.last(),
+            Some(Step::Stage {
+                stage: STAGE_COPY,
+                ..
+            })
+        ));
+        for w in plan.windows(2) {
+            if let Step::Reduce(_) = w[1] {
+                assert!(matches!(w[0], Step::Stage { .. }));
+            }
+        }
+        // Regions are disjoint, in order, and the zeroed part ends at the status words.
+        assert!(regions.sample.end <= regions.counts.start);
+        assert!(regions.staged.end <= regions.status.start);
+        assert_eq!(regions.zeroed().end, regions.status.end);
+        assert!(regions.total > regions.status.end);
     }
 }
