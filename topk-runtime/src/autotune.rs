@@ -100,6 +100,9 @@ pub enum Lookup {
 /// kernel from 256K and the stage chain from 1M (for few long rows), and the row-local exact
 /// kernels where the rows fit them.
 pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
+    // One set per shape bucket: the width thresholds below apply to the bucket's width, so a
+    // record tuned anywhere in a bucket matches the set planned anywhere in it.
+    let width = ShapeBucket::of(k, 1, width).width;
     let base = Spec {
         k,
         ..Spec::default()

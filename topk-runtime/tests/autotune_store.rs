@@ -124,3 +124,27 @@ fn candidate_sets_fit_the_row_width() {
         }
     }
 }
+
+#[test]
+fn every_width_of_a_bucket_gets_the_same_candidate_set() {
+    for k in [2048u32, 512] {
+        for (a, b) in [
+            (200_000u32, 262_144u32),
+            (600_000, 1 << 20),
+            (40_000, 65_536),
+            (20_000, 32_768),
+            (16_384, 16_384),
+        ] {
+            assert_eq!(ShapeBucket::of(k, 8, a), ShapeBucket::of(k, 8, b));
+            assert_eq!(candidates(k, a), candidates(k, b), "K={k}: {a} vs {b}");
+        }
+        // The few-row kernels join from their first bucket on.
+        let has = |width, map: &str| {
+            candidates(k, width)
+                .iter()
+                .any(|s| s.to_string().contains(map))
+        };
+        assert!(has(200_000, "map=cluster(8)") && !has(131_072, "map=cluster(8)"));
+        assert!(has(600_000, "map=staged") && !has(262_144, "map=staged"));
+    }
+}

@@ -6,8 +6,8 @@ use crate::error::CliError;
 use crate::{progress, report, CmdResult};
 use clap::Args;
 use std::process::ExitCode;
-use topk_dsl::{Centi, Mapping, Proposal, Spec};
-use topk_runtime::cuda::plan::default_spec;
+use topk_dsl::{Centi, Proposal, Spec};
+use topk_runtime::cuda::plan::context_parallel_spec;
 use topk_runtime::data::stats::{route_rates, view_underfill, ViewShape};
 
 const EXAMPLES: &str = "\
@@ -118,14 +118,9 @@ fn policies(a: &RoutesArgs) -> Result<Vec<Spec>, CliError> {
             })
             .collect();
     }
-    // The routes depend on the proposal alone; a persistent mapping accepts every proposal.
-    // The stride view (`--views` compares the grouped ones).
-    let base = Spec {
-        mapping: Mapping::Persistent,
-        threads: 512,
-        view_run: 1,
-        ..default_spec(k, a.rows as u32, a.width as u32)
-    };
+    // The routes depend on the proposal alone: the planner's default sampled policy on the
+    // stride view (`--views` compares the grouped ones), whatever mapping the shape would get.
+    let base = context_parallel_spec(k);
     let (stride0, rho0, rescue0) = match base.proposal {
         Proposal::Sampled {
             stride,

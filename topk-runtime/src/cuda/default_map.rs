@@ -58,9 +58,10 @@ pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
 /// default (on devices with thread-block clusters, compute capability 9.0+; see
 /// [`default_spec_on`]): 256K-2M scores and at most 16 rows, about one wave of clusters. The
 /// persistent pool would run one CTA per row and leave most SMs idle. Measured on the H200
-/// (bench/RESULTS.md, few long rows): 1.5-2.2x faster than the stage chain and 1.1-3x faster
-/// than the persistent pool at 1-16 rows of 256K-2M; slower than the persistent pool at 32 rows
-/// of 1M and than the stage chain at most batches of 4M.
+/// (bench/RESULTS.md, few long rows): at 1-16 rows of 256K-2M 1.0-3.3x faster than the
+/// persistent pool (even at 16 x 256K) and up to 2.7x faster than the stage chain (even at
+/// 16 x 2M); slower than the persistent pool at 32 rows of 1M and than the stage chain at most
+/// batches of 4M.
 pub fn cluster_pays(m_cap: u32, width: u32) -> bool {
     (CLUSTER_FROM_WIDTH..=CLUSTER_TO_WIDTH).contains(&width) && m_cap <= CLUSTER_MAX_ROWS
 }

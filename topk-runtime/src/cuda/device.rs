@@ -181,7 +181,6 @@ impl Gpu {
         self.inner.props.ordinal
     }
 
-    /// The primary context of the device.
     /// Lets `loaded` launch clusters larger than the portable 8 CTAs (16 on Hopper).
     pub fn allow_non_portable_clusters(&self, loaded: &Loaded) -> Result<()> {
         self.inner
@@ -202,6 +201,7 @@ impl Gpu {
             })
     }
 
+    /// The primary context of the device.
     pub fn ctx(&self) -> &Arc<CudaContext> {
         &self.inner.ctx
     }

@@ -1,6 +1,9 @@
 //! Workspace and launch: the typed API over cudarc views, and a raw one over device pointers.
 
 use super::plan::{Plan, CONTROL_WORDS};
+
+/// Index of the status word in the control block (after the work cursor and exit counter).
+const STATUS_WORD: usize = 2;
 use crate::{Error, Result};
 use cudarc::driver::{
     sys::CUdeviceptr, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
@@ -30,6 +33,9 @@ pub struct Workspace {
     spill_cap: u32,
     /// Index in `control` of the status word.
     status_word: usize,
+    /// Words of `control` that [`Workspace::clear_status`] zeroes: the control block, or the
+    /// stage chain's status words (each staged call clears the rest itself).
+    clear: std::ops::Range<usize>,
 }
 
 impl Workspace {
@@ -52,6 +58,7 @@ impl Workspace {
                 grid: plan.grid,
                 spill_cap: plan.spill_cap,
                 status_word: regions.status.start,
+                clear: regions.status.clone(),
             });
         }
         let words = plan.workspace_bytes as usize / 4 - CONTROL_WORDS;
@@ -70,7 +77,8 @@ impl Workspace {
             spill,
             grid: plan.grid,
             spill_cap: plan.spill_cap,
-            status_word: 2,
+            status_word: STATUS_WORD,
+            clear: 0..CONTROL_WORDS,
         })
     }
 
@@ -83,10 +91,11 @@ impl Workspace {
         Ok(words[0])
     }
 
-    /// Zeroes the whole control block (also a recovery step after an aborted launch).
+    /// Zeroes the whole control block (also a recovery step after an aborted launch); for a
+    /// `map=staged` plan, its status words.
     pub fn clear_status(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         stream
-            .memset_zeros(&mut self.control)
+            .memset_zeros(&mut self.control.slice_mut(self.clear.clone()))
             .map_err(|e| Error::Cuda(format!("clearing the control block: {e}")))
     }
 }
@@ -288,17 +297,11 @@ impl Plan {
             func: &self.loaded.func,
             threads: self.block,
             smem: self.smem,
-            m_cap: r.m_cap.max(1),
+            m_cap: r.m_cap,
             chunk_len: stages.chunk_len,
         };
         let (words, _w) = ws.control.device_ptr_mut(stream);
-        for step in steps(
-            &stages.regions,
-            stages.chunks,
-            r.m_cap.max(1),
-            r.k,
-            self.block,
-        ) {
+        for step in steps(&stages.regions, stages.chunks, r.m_cap, r.k, self.block) {
             if let Step::Stage { stage, digit, grid } = step {
                 // SAFETY: the caller vouches for `io`; `words` is this plan's staged workspace.
                 unsafe { launch.launch(stream, (stage, digit, grid), place, &rank_io, words)? };

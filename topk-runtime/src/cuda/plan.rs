@@ -233,12 +233,24 @@ impl Plan {
             .max(1) as u32;
         let sms = gpu.props().sms;
         if kernel.family == Family::Staged {
+            if request.m_cap == 0 {
+                return Err(Error::Input(
+                    "map=staged needs M_cap >= 1 row (its workspace and grids are sized by it)"
+                        .into(),
+                ));
+            }
             // The stage chain's limits are the sharded selector's with one rank.
-            crate::sharding::Sharding::new(1, request.width as usize)?;
+            crate::sharding::Sharding::new(1, request.width as usize).map_err(|_| {
+                Error::Input(format!(
+                    "map=staged takes rows of at most {} scores, got width {}; use a persistent \
+                     mapping",
+                    crate::sharding::MAX_SHARDED_POSITIONS,
+                    request.width
+                ))
+            })?;
             let (chunks, chunk_len) =
                 super::sharded::stages::chunking(request.width, request.m_cap, sms);
-            let regions =
-                super::sharded::stages::Regions::new(&spec, request.m_cap.max(1) as usize, 1);
+            let regions = super::sharded::stages::Regions::new(&spec, request.m_cap as usize, 1);
             return Ok(Plan {
                 request,
                 spec,
