@@ -11,7 +11,7 @@
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
 # SKIP="traces ablations". Steps: gpu_exact gpu_sharded data_generator_gpu matrix-indexer
 # matrix-iid traces margins ablations kvsplit views phases short-rows few-rows-indexer
-# few-rows-iid few-rows-peers-indexer few-rows-peers-iid cp-indexer cp-iid.
+# few-rows-iid few-rows-mappings few-rows-peers-indexer few-rows-peers-iid cp-indexer cp-iid.
 #
 # Measured step times on one H200: gpu_exact ~110 s, gpu_sharded ~15 s, data_generator_gpu 3 s,
 # each matrix with the peers ~50 s, both traces with the peers ~185-210 s, views ~60 s, each
@@ -78,6 +78,7 @@ for profile in indexer iid; do
     1x1048576,8x1048576,32x1048576,64x1048576,128x1048576,8x262144,64x262144 1 \
     && cp "$OUT/logs/few-rows-$profile.log" "$OUT/context-parallel/few-rows-$profile.txt"
 done
+step few-rows-mappings env OUT="$OUT/few-rows" bash bench/few-rows.sh
 FEW_SHAPES=${FEW_SHAPES:-custom:1x262144,8x262144,1x524288,8x524288,1x1048576,4x1048576,8x1048576,16x1048576,32x1048576,1x2097152,8x2097152,1x4194304,8x4194304}
 mkdir -p "$OUT/few-rows"
 for profile in indexer iid; do
