@@ -64,7 +64,7 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         spec.coarse_bins().to_string(),
         "coarse bins (eq. 11)",
     );
-    let hist = spec.coarse_bins().max(spec.digit_bins());
+    let hist = spec.hist_bins();
     c(
         "HIST_BINS",
         "int",

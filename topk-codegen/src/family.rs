@@ -139,7 +139,7 @@ impl Layout {
             (_, t) if t <= 256 => 2048,
             _ => 4096,
         };
-        let hist_bins = spec.coarse_bins().max(spec.digit_bins());
+        let hist_bins = spec.hist_bins();
         // The stages keep one frontier buffer: the CTA's staging of admitted pairs.
         let frontier_buffers = if family == Family::Staged { 2 } else { 4 };
         let dynamic_smem = (hist_bins + SCRATCH_AND_COUNTERS + frontier_buffers * frontier_cap) * 4;

@@ -70,6 +70,11 @@ impl Spec {
     pub fn digit_bins(&self) -> u32 {
         1u32 << self.digits.as_slice().iter().copied().max().unwrap_or(0)
     }
+
+    /// Bins of the one shared histogram the kernels reuse for the coarse key and every digit.
+    pub fn hist_bins(&self) -> u32 {
+        self.coarse_bins().max(self.digit_bins())
+    }
 }
 
 fn ceil_rank(centi: u16, k: u32, stride: u32) -> u32 {

@@ -46,7 +46,7 @@ pub(crate) struct Regions {
 
 impl Regions {
     pub fn new(spec: &Spec, m_cap: usize, ranks: usize) -> Regions {
-        let hist_bins = spec.coarse_bins().max(spec.digit_bins()) as usize;
+        let hist_bins = spec.hist_bins() as usize;
         let cands = topk_codegen::sharded::candidate_capacity(spec.k) as usize;
         let mut at = 0usize;
         let mut take = |n: usize| {
