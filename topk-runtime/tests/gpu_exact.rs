@@ -108,6 +108,19 @@ struct Case {
     pitch: usize,
 }
 
+impl Case {
+    /// Every row of the case as a score matrix.
+    fn matrix(&self) -> ScoreMatrix<'_> {
+        ScoreMatrix {
+            data: &self.data,
+            rows: self.lengths.len(),
+            width: self.width,
+            pitch: self.pitch,
+            lengths: &self.lengths,
+        }
+    }
+}
+
 fn make_case(family: &str, seed: u64, rows: usize, width: usize, pitch: usize, k: usize) -> Case {
     let mut rng = Rng(seed);
     let specials = [0, 1, k.saturating_sub(1), k, k + 1, width];
@@ -243,13 +256,7 @@ fn staged_cpu_stats(spec: &Spec, case: &Case) -> topk_runtime::RouteStats {
 fn check_against_cpu(gpu: &Gpu, spec: Spec, case: &Case, label: &str) -> (u64, [u64; 5]) {
     let k = spec.k as usize;
     let rows = case.lengths.len();
-    let m = ScoreMatrix {
-        data: &case.data,
-        rows,
-        width: case.width,
-        pitch: case.pitch,
-        lengths: &case.lengths,
-    };
+    let m = case.matrix();
     let mut request = PlanRequest::new(spec.k, rows as u32, case.width as u32).with_spec(spec);
     request.pitch = case.pitch as u64;
     request.allow_unverified = true; // the cluster kernel is checked here
@@ -413,13 +420,7 @@ fn unaligned_base_pointer_is_exact() {
             .unwrap();
         }
         let out = stream.clone_dtoh(&d_out).unwrap();
-        let m = ScoreMatrix {
-            data: &case.data,
-            rows: 16,
-            width: case.width,
-            pitch: case.pitch,
-            lengths: &case.lengths,
-        };
+        let m = case.matrix();
         let rep = cpu::verify(&m, k, &out, k).unwrap();
         assert!(
             rep.is_exact(),
@@ -473,13 +474,7 @@ fn staged_plans_clear_their_workspace_and_follow_graph_replays() {
     // Rows 0-5 have the special lengths (0, 1, K - 1, K, K + 1, N); row 6 is long.
     let mut case = make_case("gauss", 5, 8, 300_000, 300_000, k);
     case.data[6 * case.pitch + 12_345] = f32::NAN;
-    let m = ScoreMatrix {
-        data: &case.data,
-        rows: 8,
-        width: case.width,
-        pitch: case.pitch,
-        lengths: &case.lengths,
-    };
+    let m = case.matrix();
     let request = PlanRequest::new(k as u32, 8, case.width as u32).with_spec(spec);
     let mut sel = CudaSelector::new(&gpu, request).unwrap();
     let mut out = vec![0; 8 * k];
@@ -488,15 +483,8 @@ fn staged_plans_clear_their_workspace_and_follow_graph_replays() {
         other => panic!("expected a NaN error, got {other:?}"),
     }
     // The next call starts from a clear status and is exact.
-    let lengths = case.lengths.clone();
     case.data[6 * case.pitch + 12_345] = 0.25;
-    let m = ScoreMatrix {
-        data: &case.data,
-        rows: 8,
-        width: case.width,
-        pitch: case.pitch,
-        lengths: &lengths,
-    };
+    let m = case.matrix();
     sel.select_host(&m, &mut out, k, false).unwrap();
     assert!(cpu::verify(&m, k, &out, k).unwrap().is_exact());
 }
@@ -582,13 +570,7 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
             (2, 1 << 22),
         ] {
             let case = make_case("gauss", 17 + width as u64, rows, width, width, k);
-            let m = ScoreMatrix {
-                data: &case.data,
-                rows,
-                width,
-                pitch: width,
-                lengths: &case.lengths,
-            };
+            let m = case.matrix();
             let request = PlanRequest::new(k as u32, rows as u32, width as u32);
             let mut sel = CudaSelector::new(&gpu, request)
                 .unwrap_or_else(|e| panic!("K={k} {rows}x{width}: the default map: {e}"));
@@ -615,13 +597,7 @@ fn nan_and_bad_lengths_are_reported() {
     let mut case = make_case("gauss", 3, 8, 50_000, 50_000, k);
     // Row 3 has length K (never read: its output does not depend on values); row 6 is long.
     case.data[6 * case.pitch + 777] = f32::NAN;
-    let m = ScoreMatrix {
-        data: &case.data,
-        rows: 8,
-        width: case.width,
-        pitch: case.pitch,
-        lengths: &case.lengths,
-    };
+    let m = case.matrix();
     let mut sel =
         CudaSelector::new(&gpu, PlanRequest::new(k as u32, 8, case.width as u32)).unwrap();
     let mut out = vec![0; 8 * k];
@@ -773,13 +749,7 @@ fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
     caller.synchronize().unwrap();
     drop((_g1, _g2, _g3, _g4));
     let out = ours.clone_dtoh(&d_o).unwrap();
-    let m = ScoreMatrix {
-        data: &case.data,
-        rows,
-        width: case.width,
-        pitch: case.pitch,
-        lengths: &case.lengths,
-    };
+    let m = case.matrix();
     let rep = cpu::verify(&m, k, &out, k).unwrap();
     assert!(rep.is_exact(), "{:?}", rep.violations);
 }
