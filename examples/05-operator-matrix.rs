@@ -36,15 +36,7 @@ fn parse_shapes(arg: &str) -> Result<Vec<(usize, usize)>, String> {
             .map(|s| (s.rows, s.width))
             .collect()),
         "quick" => Ok(vec![(512, 131_072), (2048, 262_144), (512, 1_048_576)]),
-        list => list
-            .split(',')
-            .map(|s| {
-                s.split_once('x')
-                    .and_then(|(m, n)| Some((m.parse().ok()?, n.parse().ok()?)))
-                    .filter(|&(m, n): &(usize, usize)| m > 0 && n > 0)
-                    .ok_or_else(|| format!("shape `{s}`: expected ROWSxWIDTH, e.g. 512x131072"))
-            })
-            .collect(),
+        list => shapes::parse_list(list),
     }
 }
 

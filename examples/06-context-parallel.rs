@@ -42,13 +42,6 @@ fn parse_list<T: FromStr>(arg: &str) -> Result<Vec<T>, String> {
         .collect()
 }
 
-fn parse_shape(s: &str) -> Result<(usize, usize), String> {
-    s.split_once('x')
-        .and_then(|(m, n)| Some((m.parse().ok()?, n.parse().ok()?)))
-        .filter(|&(m, n): &(usize, usize)| m > 0 && n > 0)
-        .ok_or_else(|| format!("shape `{s}`: expected ROWSxWIDTH, e.g. 64x1048576"))
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let profile = Profile::from_str(args.first().map(String::as_str).unwrap_or("indexer"))
@@ -57,11 +50,7 @@ fn main() {
         .get(1)
         .map(String::as_str)
         .unwrap_or("16x4194304,64x4194304,256x1048576");
-    let shapes: Vec<(usize, usize)> = shapes_arg
-        .split(',')
-        .map(parse_shape)
-        .collect::<Result<_, _>>()
-        .unwrap_or_else(|e| fail(2, e));
+    let shapes = shapes::parse_list(shapes_arg).unwrap_or_else(|e| fail(2, e));
     let mut gpus = Vec::new();
     while let Ok(g) = Gpu::open(gpus.len()) {
         gpus.push(g);

@@ -2,8 +2,8 @@
 //! §6.2-6.3.
 
 use topk_runtime::data::shapes::{
-    causal_window, operator_matrix, trace, trace_with, OPERATOR_ROWS, OPERATOR_WIDTHS, STEP_TOKENS,
-    WORKSPACE_BYTES,
+    causal_window, operator_matrix, parse_list, trace, trace_with, OPERATOR_ROWS, OPERATOR_WIDTHS,
+    STEP_TOKENS, WORKSPACE_BYTES,
 };
 
 #[test]
@@ -59,4 +59,16 @@ fn trace_calls_cover_every_position_once_within_the_budget() {
     }
     // A budget below one row still makes progress, one row per call.
     assert_eq!(trace_with(5, 4, 1).len(), 5);
+}
+
+#[test]
+fn shape_lists_parse_and_name_the_bad_shape() {
+    assert_eq!(
+        parse_list("512x131072, 8x1048576"),
+        Ok(vec![(512, 131_072), (8, 1_048_576)])
+    );
+    for bad in ["512", "0x100", "8x0", "8xq", "8x1,x2"] {
+        let err = parse_list(bad).unwrap_err();
+        assert!(err.contains("expected ROWSxWIDTH"), "{bad}: {err}");
+    }
 }

@@ -101,3 +101,17 @@ pub fn trace_with(tokens: usize, step_tokens: usize, budget_bytes: usize) -> Vec
     }
     calls
 }
+
+/// Parses a comma-separated list of `ROWSxWIDTH` shapes (`512x131072,8x1048576`), both sides
+/// positive; the error names the first shape that is not one.
+pub fn parse_list(text: &str) -> Result<Vec<(usize, usize)>, String> {
+    text.split(',')
+        .map(|s| {
+            s.trim()
+                .split_once('x')
+                .and_then(|(m, n)| Some((m.parse().ok()?, n.parse().ok()?)))
+                .filter(|&(m, n): &(usize, usize)| m > 0 && n > 0)
+                .ok_or_else(|| format!("shape `{s}`: expected ROWSxWIDTH, e.g. 512x131072"))
+        })
+        .collect()
+}
