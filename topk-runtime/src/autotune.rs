@@ -148,18 +148,11 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     out.push(exact);
     if width >= crate::cuda::plan::CLUSTER_FROM_WIDTH {
         // Eight CTAs of a cluster per row (fails to plan without clusters, before sm_90).
-        out.push(Spec {
-            mapping: Mapping::Cluster { ctas: 8 },
-            threads: 1024,
-            ..exact
-        });
+        out.push(crate::cuda::plan::cluster_spec(k));
     }
     if width >= crate::cuda::plan::STAGED_FROM_WIDTH {
         // Rows spread over chunk CTAs (its stages sample the stride view).
-        out.push(Spec {
-            mapping: Mapping::Staged,
-            ..crate::cuda::plan::context_parallel_spec(k)
-        });
+        out.push(crate::cuda::plan::staged_spec(k));
     }
     let rowlocal = |variant| Spec {
         mapping: Mapping::RowLocal(variant),

@@ -225,10 +225,7 @@ fn specs(k: u32) -> Vec<Spec> {
         topk_runtime::cuda::plan::default_spec(k, 4096, 65_536),
         // The stage chain (default for a few very long rows), with a narrow margin so that
         // rescue and recovery routes occur, and the exact proposal.
-        Spec {
-            mapping: Mapping::Staged,
-            ..topk_runtime::cuda::plan::context_parallel_spec(k)
-        },
+        topk_runtime::cuda::plan::staged_spec(k),
         spec_with(k, Mapping::Staged, sampled(128, Some(Centi(175))), 512),
         spec_with(k, Mapping::Staged, Proposal::Exact, 256),
     ]
@@ -464,10 +461,7 @@ fn staged_plans_clear_their_workspace_and_follow_graph_replays() {
     else {
         return;
     };
-    let spec = Spec {
-        mapping: Mapping::Staged,
-        ..topk_runtime::cuda::plan::context_parallel_spec(2048)
-    };
+    let spec = topk_runtime::cuda::plan::staged_spec(2048);
     check_graph_replays(&gpu, Some(spec));
     // The status word lives in the stage chain's workspace: a NaN is found and located.
     let k = 2048usize;

@@ -84,6 +84,15 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
         default_spec_on(8, 2048, 8, 1 << 20).mapping,
         Mapping::Staged
     );
+    // The cluster spec is the exact proposal on 1024 threads, nothing else changed.
+    let exact_1024 = topk_dsl::Spec {
+        k: 512,
+        mapping: Mapping::Cluster { ctas: 8 },
+        proposal: topk_dsl::Proposal::Exact,
+        threads: 1024,
+        ..topk_dsl::Spec::default()
+    };
+    assert_eq!(topk_runtime::cuda::plan::cluster_spec(512), exact_1024);
     for (m_cap, width) in [(17u32, 1u32 << 20), (1, 1 << 17), (1, (1 << 21) + 4)] {
         assert!(!cluster_pays(m_cap, width), "{m_cap} x {width}");
     }

@@ -20,6 +20,13 @@ pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 /// one CTA, and on the H200 the wider margin measured faster over the whole operator matrix
 /// (worst N >= 256K shape 1.56x the floor instead of 1.78x on i.i.d. rows, bench/RESULTS.md).
 pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
+    default_spec_on(9, k, m_cap, width)
+}
+
+/// [`default_spec`] for a device of compute capability `cc_major`.x: without thread-block
+/// clusters (before 9.0) the rows [`cluster_pays`] picks go to the stage chain or the
+/// persistent pool instead.
+pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
     let register_tile = topk_codegen::REGISTER_ITEMS * 1024;
     // The row-local kernels propose exactly: no view to group.
     let rowlocal = |variant| Spec {
@@ -32,18 +39,10 @@ pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
         rowlocal(RowLocalVariant::Register)
     } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
         rowlocal(RowLocalVariant::Streaming)
-    } else if cluster_pays(m_cap, width) {
-        Spec {
-            mapping: Mapping::Cluster { ctas: 8 },
-            proposal: Proposal::Exact,
-            threads: 1024,
-            ..context_parallel_spec(k)
-        }
+    } else if cc_major >= 9 && cluster_pays(m_cap, width) {
+        cluster_spec(k)
     } else if staged_pays(m_cap, width) {
-        Spec {
-            mapping: Mapping::Staged,
-            ..context_parallel_spec(k)
-        }
+        staged_spec(k)
     } else if width <= SHORT_PERSISTENT_WIDTH && k <= 2048 {
         Spec {
             threads: 256,
@@ -51,6 +50,25 @@ pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
         }
     } else {
         persistent_spec(k)
+    }
+}
+
+/// The 8-CTA cluster kernel at rank `k` (exact coarse boundary, 1024 threads).
+pub fn cluster_spec(k: u32) -> Spec {
+    Spec {
+        mapping: Mapping::Cluster { ctas: 8 },
+        proposal: Proposal::Exact,
+        threads: 1024,
+        ..context_parallel_spec(k)
+    }
+}
+
+/// The stage chain at rank `k` with the context-parallel policy (its stages sample the stride
+/// view).
+pub fn staged_spec(k: u32) -> Spec {
+    Spec {
+        mapping: Mapping::Staged,
+        ..context_parallel_spec(k)
     }
 }
 
@@ -70,23 +88,6 @@ pub fn cluster_pays(m_cap: u32, width: u32) -> bool {
 pub const CLUSTER_FROM_WIDTH: u32 = 1 << 18;
 pub const CLUSTER_TO_WIDTH: u32 = 1 << 21;
 pub const CLUSTER_MAX_ROWS: u32 = 16;
-
-/// [`default_spec`] for a device of compute capability `cc_major`.x: without thread-block
-/// clusters (before 9.0) the cluster choice falls back to the stage chain or the persistent pool.
-pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
-    let spec = default_spec(k, m_cap, width);
-    if cc_major >= 9 || !matches!(spec.mapping, Mapping::Cluster { .. }) {
-        return spec;
-    }
-    if staged_pays(m_cap, width) {
-        Spec {
-            mapping: Mapping::Staged,
-            ..context_parallel_spec(k)
-        }
-    } else {
-        persistent_spec(k)
-    }
-}
 
 /// Whether a batch of at most `m_cap` rows of `width` scores takes the stage chain
 /// (`map=staged`) by default: rows of at least 1M scores, and at most one row per 128K scores
