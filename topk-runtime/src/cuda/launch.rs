@@ -223,9 +223,9 @@ impl Plan {
             row_info,
         } = io;
         self.check_workspace(ws)?;
-        if self.stages.is_some() {
+        if let Some(stages) = &self.stages {
             // SAFETY: forwarded from the caller.
-            return unsafe { self.launch_stages(stream, io, ws) };
+            return unsafe { self.launch_stages(stages, stream, io, ws) };
         }
         let r = &self.request;
         let pitch = r.pitch as i64;
@@ -262,14 +262,12 @@ impl Plan {
     /// As [`Plan::launch_raw`].
     unsafe fn launch_stages(
         &self,
+        stages: &super::plan::StagedLayout,
         stream: &Arc<CudaStream>,
         io: RawBuffers,
         ws: &mut Workspace,
     ) -> Result<()> {
-        use super::sharded::stages::{steps, RankPlace, StageLaunch, Step};
-        let Some(stages) = &self.stages else {
-            return Err(Error::Input("not a staged plan".into()));
-        };
+        use super::sharded::stages::{RankPlace, StageLaunch, Step};
         let r = &self.request;
         {
             let mut zero = ws.control.slice_mut(stages.regions.zeroed());
@@ -301,8 +299,8 @@ impl Plan {
             chunk_len: stages.chunk_len,
         };
         let (words, _w) = ws.control.device_ptr_mut(stream);
-        for step in steps(&stages.regions, stages.chunks, r.m_cap, r.k, self.block) {
-            if let Step::Stage { stage, digit, grid } = step {
+        for step in &stages.steps {
+            if let &Step::Stage { stage, digit, grid } = step {
                 // SAFETY: the caller vouches for `io`; `words` is this plan's staged workspace.
                 unsafe { launch.launch(stream, (stage, digit, grid), place, &rank_io, words)? };
             }

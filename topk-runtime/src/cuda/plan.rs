@@ -128,6 +128,8 @@ pub struct StagedLayout {
     pub chunks: u32,
     pub chunk_len: u32,
     pub(crate) regions: super::sharded::stages::Regions,
+    /// The call's stages in order, fixed by the plan.
+    pub(crate) steps: Vec<super::sharded::stages::Step>,
 }
 
 /// Widest row a plan accepts: int32 indices, less 1024 so that rounding a length up to a
@@ -251,6 +253,8 @@ impl Plan {
             let (chunks, chunk_len) =
                 super::sharded::stages::chunking(request.width, request.m_cap, sms);
             let regions = super::sharded::stages::Regions::new(&spec, request.m_cap as usize, 1);
+            let steps =
+                super::sharded::stages::steps(&regions, chunks, request.m_cap, spec.k, block);
             return Ok(Plan {
                 request,
                 spec,
@@ -265,6 +269,7 @@ impl Plan {
                     chunks,
                     chunk_len,
                     regions,
+                    steps,
                 }),
                 kernel,
                 loaded,

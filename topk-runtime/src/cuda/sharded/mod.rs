@@ -77,6 +77,8 @@ pub struct ShardedSelector {
     chunks: u32,
     chunk_len: u32,
     regions: Regions,
+    /// The call's stages and all-reduces in order, fixed at planning.
+    steps: Vec<Step>,
     stage_fns: Vec<CudaFunction>,
     ranks: Vec<RankWorkspace>,
     collective: Box<dyn Collective>,
@@ -150,6 +152,7 @@ impl ShardedSelector {
             ranks.push(RankWorkspace { stream, words });
         }
         let (chunks, chunk_len) = chunking(sharding.shard_width as u32, m_cap, gpus[0].props().sms);
+        let steps = steps(&regions, chunks, m_cap, spec.k, source.threads);
         Ok(ShardedSelector {
             spec,
             source,
@@ -157,6 +160,7 @@ impl ShardedSelector {
             m_cap,
             chunks,
             chunk_len,
+            steps,
             regions,
             stage_fns,
             ranks,
@@ -214,15 +218,8 @@ impl ShardedSelector {
                 .memset_zeros(&mut zero)
                 .map_err(|e| Error::Cuda(format!("clearing the sharded workspace: {e}")))?;
         }
-        let plan = steps(
-            &self.regions,
-            self.chunks,
-            self.m_cap,
-            self.spec.k,
-            self.source.threads,
-        );
-        for step in plan {
-            match step {
+        for i in 0..self.steps.len() {
+            match self.steps[i].clone() {
                 Step::Stage { stage, digit, grid } => {
                     // SAFETY: the caller vouches for `io`; the workspaces are this selector's.
                     unsafe { self.stage(io, (stage, digit, grid))? }
