@@ -1,11 +1,15 @@
 // ---- Block-level building blocks: histogram boundary search, candidate append, output. ----
 
 // Shared scratch words used by the block primitives (after NUM_WARPS warp sums).
-#define SCRATCH_BIN 32
-#define SCRATCH_BEFORE 33
+#define SCRATCH_BIN 32     // boundary bin of find_boundaries' first target
+#define SCRATCH_BEFORE 33  // inclusive prefix before it
 #define SCRATCH_F0 34
 #define SCRATCH_F1 35
+#define SCRATCH_BIN_2 37     // the same for its second target (36 is the cluster's quota)
+#define SCRATCH_BEFORE_2 38
 #define SCRATCH_WORDS 40
+#define SCRATCH_BIN_OF(t) ((t) == 0 ? SCRATCH_BIN : SCRATCH_BIN_2)
+#define SCRATCH_BEFORE_OF(t) ((t) == 0 ? SCRATCH_BEFORE : SCRATCH_BEFORE_2)
 
 // Shared-memory layout of one CTA, at fixed offsets from the dynamic shared base so that no
 // register holds a shared pointer: the reused histogram, block scratch, counters, and two
@@ -28,10 +32,12 @@ struct Boundary {
   int before;  // inclusive prefix of the bin before it
 };
 
-// Boundary bin of a shared histogram (eq. 15, eq. 23): min{b : H(b) >= target}.
-// Every thread calls; returns the same value everywhere; leaves `hist` unread afterwards.
-template <int NB>
-__device__ Boundary find_boundary(int target) {
+// Boundary bins of a shared histogram (eq. 15, eq. 23): min{b : H(b) >= target[t]} for NT
+// targets from one block scan. Every thread calls; returns the same values everywhere; leaves
+// `hist` unread afterwards.
+template <int NB, int NT>
+__device__ void find_boundaries(const int (&target)[NT], Boundary (&out)[NT]) {
+  static_assert(NT == 1 || NT == 2, "scratch holds two boundaries");
   const int* hist = s_hist();
   int* scratch = s_scratch();
   constexpr int PER = (NB + THREADS - 1) / THREADS;
@@ -51,7 +57,7 @@ __device__ Boundary find_boundary(int target) {
     if (lane >= o) incl += v;
   }
   if (lane == 31) scratch[warp] = incl;
-  if (tid == 0) { scratch[SCRATCH_BIN] = NB; scratch[SCRATCH_BEFORE] = 0; }
+  if (tid < NT) { scratch[SCRATCH_BIN_OF(tid)] = NB; scratch[SCRATCH_BEFORE_OF(tid)] = 0; }
   __syncthreads();
   if (warp == 0) {
     int w = lane < NUM_WARPS ? scratch[lane] : 0;
@@ -64,23 +70,49 @@ __device__ Boundary find_boundary(int target) {
     if (lane < NUM_WARPS) scratch[lane] = wi - w;
   }
   __syncthreads();
-  int run = scratch[warp] + incl - sum;
-  if (run < target && run + sum >= target) {
+  const int start = scratch[warp] + incl - sum;
 #pragma unroll
-    for (int i = 0; i < PER; ++i) {
-      if (run < target && run + local[i] >= target) {
-        scratch[SCRATCH_BIN] = tid * PER + i;
-        scratch[SCRATCH_BEFORE] = run;
+  for (int t = 0; t < NT; ++t) {
+    int run = start;
+    if (run < target[t] && run + sum >= target[t]) {
+#pragma unroll
+      for (int i = 0; i < PER; ++i) {
+        if (run < target[t] && run + local[i] >= target[t]) {
+          scratch[SCRATCH_BIN_OF(t)] = tid * PER + i;
+          scratch[SCRATCH_BEFORE_OF(t)] = run;
+        }
+        run += local[i];
       }
-      run += local[i];
     }
   }
   __syncthreads();
-  Boundary r;
-  r.bin = scratch[SCRATCH_BIN];
-  r.before = scratch[SCRATCH_BEFORE];
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+    out[t].bin = scratch[SCRATCH_BIN_OF(t)];
+    out[t].before = scratch[SCRATCH_BEFORE_OF(t)];
+  }
   __syncthreads();
-  return r;
+}
+
+template <int NB>
+__device__ Boundary find_boundary(int target) {
+  const int targets[1] = {target};
+  Boundary b[1];
+  find_boundaries<NB, 1>(targets, b);
+  return b[0];
+}
+
+// Inclusive FP32 endpoints of two coarse prefixes into SCRATCH_F0 / SCRATCH_F1, searched by
+// warps 0 and 1 side by side (`bin < 0`: NaN, no endpoint). Every thread calls; the values are
+// in scratch after the __syncthreads that ends this call.
+__device__ __forceinline__ void coarse_endpoints_to_scratch(int bin0, int bin1) {
+  const int warp = threadIdx.x >> 5;
+  if (warp < 2) {
+    const int bin = warp == 0 ? bin0 : bin1;
+    const float e = bin < 0 ? quiet_nan() : coarse_endpoint_warp((u32)bin);
+    if ((threadIdx.x & 31) == 0) s_scratch()[SCRATCH_F0 + warp] = __float_as_int(e);
+  }
+  __syncthreads();
 }
 
 __device__ __forceinline__ void clear_hist(int n) {
@@ -149,4 +181,26 @@ __device__ __forceinline__ void commit_one(int idx, int* out_row) {
 __device__ __forceinline__ void emit_output(bool take, int idx, int* out_row, int limit) {
   int pos = warp_reserve(take, s_counter(C_OUT));
   if (take && pos < limit) out_row[pos] = idx;
+}
+
+// ---- Phase 1's common tail (paper §4.2, eq. 15): the proposal from a coarse sample histogram. ----
+struct ProposalResult {
+  bool usable;
+  float e0;  // inclusive FP32 endpoint of tau0 (target rank rho*K)
+  float e1;  // inclusive FP32 endpoint of tau1 (rescue rank), when enabled
+};
+
+// tau0 (and tau1 with rescue) from the sample histogram in s_hist: one scan for both ranks,
+// both endpoints searched at once. Every thread calls; the same result everywhere.
+__device__ ProposalResult proposal_from_hist() {
+  const int targets[2] = {SAMPLE_RANK, RESCUE ? RESCUE_RANK : SAMPLE_RANK};
+  Boundary b[2];
+  find_boundaries<COARSE_BINS, 2>(targets, b);
+  coarse_endpoints_to_scratch(b[0].bin, b[1].bin);
+  ProposalResult p;
+  p.usable = true;
+  p.e0 = __int_as_float(s_scratch()[SCRATCH_F0]);
+  p.e1 = __int_as_float(s_scratch()[SCRATCH_F1]);
+  __syncthreads();
+  return p;
 }

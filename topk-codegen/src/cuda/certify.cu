@@ -41,12 +41,8 @@ __device__ ExactBoundary exact_coarse(const Src& src, RowCtx& c, int* __restrict
   c.nan |= nan;
   __syncthreads();
   const Boundary b = find_boundary<COARSE_BINS>(K);
-  if (threadIdx.x == 0) {
-    s_scratch()[SCRATCH_F0] = __float_as_int(coarse_endpoint((u32)b.bin));
-    s_scratch()[SCRATCH_F1] = __float_as_int(b.bin > 0 ? coarse_endpoint((u32)b.bin - 1u) : quiet_nan());
-    *s_counter(C_COUNT) = 0;
-  }
-  __syncthreads();
+  if (threadIdx.x == 0) *s_counter(C_COUNT) = 0;
+  coarse_endpoints_to_scratch(b.bin, b.bin - 1);
   ExactBoundary e;
   e.lo = __int_as_float(s_scratch()[SCRATCH_F0]);
   e.hi = __int_as_float(s_scratch()[SCRATCH_F1]);

@@ -101,10 +101,8 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
       }
       __syncthreads();
       const Boundary bd = find_boundary<COARSE_BINS>(K);
+      coarse_endpoints_to_scratch(bd.bin, bd.bin - 1);
       if (threadIdx.x == 0) {
-        s_scratch()[SCRATCH_F0] = __float_as_int(coarse_endpoint((u32)bd.bin));
-        s_scratch()[SCRATCH_F1] =
-            __float_as_int(bd.bin > 0 ? coarse_endpoint((u32)bd.bin - 1u) : quiet_nan());
         s_scratch()[SCRATCH_QUOTA] = K - bd.before;
         *s_counter(C_COUNT) = 0;
         *s_counter(C_OUT) = 0;

@@ -45,6 +45,29 @@ __device__ float coarse_endpoint(u32 bin) {
   return canonical(from_ascending(lo));
 }
 
+// coarse_endpoint by a whole warp: 32 probes per round split the key interval 33 ways, so
+// about 7 rounds instead of 32 dependent steps. Same value in every lane, and the same value as
+// coarse_endpoint (both find the smallest ascending key whose coarse bin is <= bin).
+__device__ float coarse_endpoint_warp(u32 bin) {
+  const u32 lane = threadIdx.x & 31u;
+  u32 lo = 0x007fffffu;  // ascending key of -inf
+  u32 hi = 0xff800000u;  // ascending key of +inf; the answer stays in [lo, hi]
+  if (coarse_bin(from_ascending(hi)) > bin) return quiet_nan();
+  while (lo < hi) {
+    const u64 span = (u64)(hi - lo);
+    const u32 probe = lo + (u32)(span * (lane + 1u) / 33u);
+    const u32 ok = __ballot_sync(FULL_MASK, coarse_bin(from_ascending(probe)) <= bin);
+    if (ok != 0u) {
+      const u32 first = (u32)__ffs(ok) - 1u;
+      hi = lo + (u32)(span * (first + 1u) / 33u);
+      if (first > 0u) lo = lo + (u32)(span * first / 33u) + 1u;
+    } else {
+      lo = lo + (u32)(span * 32u / 33u) + 1u;
+    }
+  }
+  return canonical(from_ascending(lo));
+}
+
 __device__ __forceinline__ u32 digit_of(u32 key, int j) {
   return (key >> digit_shift(j)) & ((1u << digit_width(j)) - 1u);
 }

@@ -3,12 +3,6 @@
 // of samples as the stride view from 1/VIEW_RUN of its 32-byte sectors; a group is one aligned
 // vector load when the row base allows (group starts are multiples of VIEW_RUN), else scalar
 // loads. The CPU backend walks the same positions (topk_runtime::cpu::view).
-struct ProposalResult {
-  bool usable;
-  float e0;  // inclusive FP32 endpoint of tau0 (target rank rho*K)
-  float e1;  // inclusive FP32 endpoint of tau1 (rescue rank), when enabled
-};
-
 constexpr int VIEW_PERIOD = VIEW_RUN * STRIDE;
 
 // The VIEW_RUN scores of a group at a 4 * VIEW_RUN byte aligned address.
@@ -66,16 +60,5 @@ __device__ ProposalResult propose_boundary(const float* __restrict__ row, int L,
     }
   }
   __syncthreads();
-  const Boundary b0 = find_boundary<COARSE_BINS>(SAMPLE_RANK);
-  const Boundary b1 = RESCUE ? find_boundary<COARSE_BINS>(RESCUE_RANK) : b0;
-  if (threadIdx.x == 0) {
-    s_scratch()[SCRATCH_F0] = __float_as_int(coarse_endpoint((u32)b0.bin));
-    s_scratch()[SCRATCH_F1] = __float_as_int(coarse_endpoint((u32)b1.bin));
-  }
-  __syncthreads();
-  p.usable = true;
-  p.e0 = __int_as_float(s_scratch()[SCRATCH_F0]);
-  p.e1 = __int_as_float(s_scratch()[SCRATCH_F1]);
-  __syncthreads();
-  return p;
+  return proposal_from_hist();
 }

@@ -47,6 +47,25 @@ __device__ void refine_frontier(const Src& src, float lo, float hi, int quota, R
       __syncthreads();
       break;
     }
+    if (!rescan && n <= 32) {
+      // A boundary group of one warp's size (usually the case after the second digit): warp 0
+      // ranks it by full key, equal keys by position, and the first `quota` complete the row
+      // in the last slots. Saves the remaining digits' histograms, scans and passes.
+      if (threadIdx.x < 32) {
+        const int lane = threadIdx.x;
+        u32 key = 0xffffffffu;
+        int idx = 0;
+        if (lane < n) frontier_load(c.spill, c.spill_cap, cur, lane, key, idx);
+        int rank = 0;
+        for (int o = 0; o < n; ++o) {
+          const u32 other = __shfl_sync(FULL_MASK, key, o);
+          rank += other < key || (other == key && o < lane);
+        }
+        if (lane < n && rank < quota) out_row[K - quota + rank] = idx;
+      }
+      __syncthreads();
+      break;
+    }
     const Boundary b = find_boundary<HIST_BINS>(quota);
     if (b.bin >= (1 << digit_width(j))) break;  // only reachable with NaN input (reported)
     clear_hist(HIST_BINS);
