@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # A few long rows (decode-like calls) under each mapping that spreads a row over many CTAs:
-# cluster(8), cluster(16) (not verified on a GPU yet: planned with TOPK_ALLOW_UNVERIFIED, every
-# timed output verified anyway), staged, and the persistent pool, on both profiles. Run on the
+# cluster(8), cluster(16), staged, and the persistent pool, on both profiles. Run on the
 # GPU machine from the repository root with the bundle of scripts/gpu-bundle.sh in .gpu/.
 # Writes $OUT/few-rows-mappings.jsonl (one JSON object per shape, with a "variant" field) and
 # prints a table of medians in ms.

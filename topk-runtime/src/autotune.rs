@@ -147,8 +147,10 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     }
     out.push(exact);
     if width >= crate::cuda::plan::CLUSTER_FROM_WIDTH {
-        // Eight CTAs of a cluster per row (fails to plan without clusters, before sm_90).
-        out.push(crate::cuda::plan::cluster_spec(k));
+        // Eight or sixteen CTAs of a cluster per row (fail to plan without clusters, before
+        // sm_90).
+        out.push(crate::cuda::plan::cluster_spec(k, 8));
+        out.push(crate::cuda::plan::cluster_spec(k, 16));
     }
     if width >= crate::cuda::plan::STAGED_FROM_WIDTH {
         // Rows spread over chunk CTAs (its stages sample the stride view).

@@ -56,20 +56,20 @@ fn short_rows_go_to_the_row_local_kernels() {
 
 #[test]
 fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
-    use topk_runtime::cuda::plan::{cluster_pays, default_spec_on};
-    for (m_cap, width) in [
-        (1u32, 1u32 << 18),
-        (16, 1 << 18),
-        (8, 1 << 20),
-        (16, 1 << 21),
+    use topk_runtime::cuda::plan::{cluster_ctas, default_spec_on};
+    for (m_cap, width, ctas) in [
+        (1u32, 1u32 << 18, 16u8),
+        (7, 1 << 18, 16),
+        (1, 1 << 22, 16),
+        (7, 1 << 22, 16),
+        (8, 1 << 18, 8),
+        (16, 1 << 18, 8),
+        (8, 1 << 20, 8),
+        (16, 1 << 21, 8),
     ] {
-        assert!(cluster_pays(m_cap, width), "{m_cap} x {width}");
+        assert_eq!(cluster_ctas(m_cap, width), Some(ctas), "{m_cap} x {width}");
         let spec = default_spec(2048, m_cap, width);
-        assert_eq!(
-            spec.mapping,
-            Mapping::Cluster { ctas: 8 },
-            "{m_cap} x {width}"
-        );
+        assert_eq!(spec.mapping, Mapping::Cluster { ctas }, "{m_cap} x {width}");
         spec.validate().unwrap();
         assert_eq!(default_spec_on(9, 2048, m_cap, width), spec);
         // Before compute capability 9.0 there are no clusters.
@@ -85,16 +85,26 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
         Mapping::Staged
     );
     // The cluster spec is the exact proposal on 1024 threads, nothing else changed.
-    let exact_1024 = topk_dsl::Spec {
-        k: 512,
-        mapping: Mapping::Cluster { ctas: 8 },
-        proposal: topk_dsl::Proposal::Exact,
-        threads: 1024,
-        ..topk_dsl::Spec::default()
-    };
-    assert_eq!(topk_runtime::cuda::plan::cluster_spec(512), exact_1024);
-    for (m_cap, width) in [(17u32, 1u32 << 20), (1, 1 << 17), (1, (1 << 21) + 4)] {
-        assert!(!cluster_pays(m_cap, width), "{m_cap} x {width}");
+    for ctas in [8u8, 16] {
+        let exact_1024 = topk_dsl::Spec {
+            k: 512,
+            mapping: Mapping::Cluster { ctas },
+            proposal: topk_dsl::Proposal::Exact,
+            threads: 1024,
+            ..topk_dsl::Spec::default()
+        };
+        assert_eq!(
+            topk_runtime::cuda::plan::cluster_spec(512, ctas),
+            exact_1024
+        );
+    }
+    for (m_cap, width) in [
+        (17u32, 1u32 << 20),
+        (1, 1 << 17),
+        (8, (1 << 21) + 4),
+        (1, (1 << 22) + 4),
+    ] {
+        assert_eq!(cluster_ctas(m_cap, width), None, "{m_cap} x {width}");
     }
 }
 
@@ -102,9 +112,9 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
 fn a_few_very_long_rows_take_the_stage_chain() {
     use topk_runtime::cuda::plan::{context_parallel_spec, staged_pays};
     for (m_cap, width) in [
-        (1u32, 1u32 << 22),
+        (8u32, 1u32 << 22),
         (32, 1 << 22),
-        (4, (1 << 21) + 4),
+        (8, (1 << 21) + 4),
         (1, 1 << 30),
     ] {
         assert!(staged_pays(m_cap, width), "{m_cap} x {width}");

@@ -13,8 +13,8 @@ pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 /// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
 /// the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
 /// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (on 256-thread CTAs up to
-/// [`SHORT_PERSISTENT_WIDTH`]); for a few long rows the 8-CTA cluster kernel ([`cluster_pays`])
-/// or, for a few very long rows, the stage chain ([`staged_pays`]).
+/// [`SHORT_PERSISTENT_WIDTH`]); for a few long rows the cluster kernel, 16 or 8 CTAs per row
+/// ([`cluster_ctas`]), or, for a few very long rows, the stage chain ([`staged_pays`]).
 /// The sampled policy keeps the paper's stride 128 at K = 2048 but retains rho = 1.75 instead of
 /// 1.5 and rescues at 2.5K instead of 1.75K: an underfilled row is a tail of extra row passes on
 /// one CTA, and on the H200 the wider margin measured faster over the whole operator matrix
@@ -24,7 +24,7 @@ pub fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
 }
 
 /// [`default_spec`] for a device of compute capability `cc_major`.x: without thread-block
-/// clusters (before 9.0) the rows [`cluster_pays`] picks go to the stage chain or the
+/// clusters (before 9.0) the rows [`cluster_ctas`] picks go to the stage chain or the
 /// persistent pool instead.
 pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
     let register_tile = topk_codegen::REGISTER_ITEMS * 1024;
@@ -39,8 +39,8 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
         rowlocal(RowLocalVariant::Register)
     } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
         rowlocal(RowLocalVariant::Streaming)
-    } else if cc_major >= 9 && cluster_pays(m_cap, width) {
-        cluster_spec(k)
+    } else if let Some(ctas) = cluster_ctas(m_cap, width).filter(|_| cc_major >= 9) {
+        cluster_spec(k, ctas)
     } else if staged_pays(m_cap, width) {
         staged_spec(k)
     } else if width <= SHORT_PERSISTENT_WIDTH && k <= 2048 {
@@ -53,10 +53,11 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
     }
 }
 
-/// The 8-CTA cluster kernel at rank `k` (exact coarse boundary, 1024 threads).
-pub fn cluster_spec(k: u32) -> Spec {
+/// The cluster kernel of `ctas` CTAs per row (8 or 16) at rank `k` (exact coarse boundary,
+/// 1024 threads).
+pub fn cluster_spec(k: u32, ctas: u8) -> Spec {
     Spec {
-        mapping: Mapping::Cluster { ctas: 8 },
+        mapping: Mapping::Cluster { ctas },
         proposal: Proposal::Exact,
         threads: 1024,
         ..context_parallel_spec(k)
@@ -72,22 +73,37 @@ pub fn staged_spec(k: u32) -> Spec {
     }
 }
 
-/// Whether a batch of at most `m_cap` rows of `width` scores takes the 8-CTA cluster kernel by
-/// default (on devices with thread-block clusters, compute capability 9.0+; see
-/// [`default_spec_on`]): 256K-2M scores and at most 16 rows, about one wave of clusters. The
-/// persistent pool would run one CTA per row and leave most SMs idle. Measured on the H200
-/// (bench/RESULTS.md, few long rows): at 1-16 rows of 256K-2M 1.0-3.3x faster than the
-/// persistent pool (even at 16 x 256K) and up to 2.7x faster than the stage chain (even at
-/// 16 x 2M); slower than the persistent pool at 32 rows of 1M and than the stage chain at most
-/// batches of 4M.
-pub fn cluster_pays(m_cap: u32, width: u32) -> bool {
-    (CLUSTER_FROM_WIDTH..=CLUSTER_TO_WIDTH).contains(&width) && m_cap <= CLUSTER_MAX_ROWS
+/// The cluster size a batch of at most `m_cap` rows of `width` scores takes by default, if any
+/// (on devices with thread-block clusters, compute capability 9.0+; see [`default_spec_on`]).
+/// The persistent pool would run one CTA per row and leave most SMs idle. Measured on the H200
+/// (bench/RESULTS.md, few long rows):
+/// - 16 CTAs (a non-portable cluster size) for 256K-4M scores and at most
+///   [`CLUSTER16_MAX_ROWS`] rows: 0.62-0.96x the time of 8-CTA clusters at 1-7 rows (the wider
+///   the row, the larger the gain), and faster than the stage chain at 4M; 8 rows take two
+///   waves of 16-CTA clusters there and run 1.2-1.7x slower than 8-CTA ones.
+/// - 8 CTAs for 256K-2M scores and at most 16 rows, about one wave of clusters: 1.0-3.3x faster
+///   than the persistent pool at 1-16 rows (even at 16 x 256K) and up to 2.7x faster than the
+///   stage chain (even at 16 x 2M); slower than the persistent pool at 32 rows of 1M and than
+///   the stage chain at most batches of 4M.
+pub fn cluster_ctas(m_cap: u32, width: u32) -> Option<u8> {
+    if (CLUSTER_FROM_WIDTH..=CLUSTER16_TO_WIDTH).contains(&width) && m_cap <= CLUSTER16_MAX_ROWS {
+        Some(16)
+    } else if (CLUSTER_FROM_WIDTH..=CLUSTER_TO_WIDTH).contains(&width) && m_cap <= CLUSTER_MAX_ROWS
+    {
+        Some(8)
+    } else {
+        None
+    }
 }
 
-/// Row widths and batch size the default map sends to the cluster kernel (see [`cluster_pays`]).
+/// Row widths and batch sizes the default map sends to the cluster kernel (see
+/// [`cluster_ctas`]).
 pub const CLUSTER_FROM_WIDTH: u32 = 1 << 18;
 pub const CLUSTER_TO_WIDTH: u32 = 1 << 21;
 pub const CLUSTER_MAX_ROWS: u32 = 16;
+pub const CLUSTER16_TO_WIDTH: u32 = 1 << 22;
+/// 16-CTA clusters resident at once on the 132-SM H200 (8 rows took two waves).
+pub const CLUSTER16_MAX_ROWS: u32 = 7;
 
 /// Whether a batch of at most `m_cap` rows of `width` scores takes the stage chain
 /// (`map=staged`) by default: rows of at least 1M scores, and at most one row per 128K scores
@@ -95,7 +111,7 @@ pub const CLUSTER_MAX_ROWS: u32 = 16;
 /// the stages spread every row over chunk CTAs. Measured on the H200 (bench/RESULTS.md, few long
 /// rows): 1.3-2x faster than the persistent pool at 1-8 rows of 1M, 1.5-3.5x at 8-32 rows of 4M;
 /// even at 32 rows of 1M; slower at 64+ rows of 1M and at every batch of 256K rows tried. Where
-/// [`cluster_pays`] also holds (up to 2M), the cluster kernel is the default.
+/// [`cluster_ctas`] picks a cluster, the cluster kernel is the default.
 pub fn staged_pays(m_cap: u32, width: u32) -> bool {
     width >= STAGED_FROM_WIDTH
         && (m_cap as u64) * STAGED_SCORES_PER_ROW <= width as u64
