@@ -71,10 +71,13 @@ fn cuda_usable() -> Result<()> {
 }
 
 /// The CPU policy used when the caller names none: the GPU planner's persistent default at `k`
-/// (`topk_runtime::cuda::plan::persistent_spec`), so both backends take the same routes by
-/// default.
-pub fn default_spec(k: usize) -> Spec {
-    at_rank(k, topk_runtime::cuda::plan::persistent_spec)
+/// for rows of `width` scores (`topk_runtime::cuda::plan::persistent_spec_for`), so both
+/// backends take the same routes by default.
+pub fn default_spec(k: usize, width: usize) -> Spec {
+    let width = u32::try_from(width).unwrap_or(u32::MAX);
+    at_rank(k, |k| {
+        topk_runtime::cuda::plan::persistent_spec_for(k, width)
+    })
 }
 
 /// The policy of [`select_sharded`] when the caller names none: the context-parallel
@@ -85,7 +88,7 @@ fn sharded_default_spec(k: usize) -> Spec {
 
 /// `policy` at rank `k`; an out-of-range K stays out of range, for the spec's validation to
 /// report.
-fn at_rank(k: usize, policy: fn(u32) -> Spec) -> Spec {
+fn at_rank(k: usize, policy: impl Fn(u32) -> Spec) -> Spec {
     let k = u32::try_from(k).unwrap_or(u32::MAX);
     Spec {
         k,
@@ -117,7 +120,9 @@ pub fn select(
     check_spec_k(spec, k)?;
     match backend {
         Backend::Cpu => {
-            let spec = spec.copied().unwrap_or_else(|| default_spec(k));
+            let spec = spec
+                .copied()
+                .unwrap_or_else(|| default_spec(k, scores.width));
             let start = Instant::now();
             let stats = topk_runtime::cpu::select(&spec, scores, out, out_pitch, false)?;
             Ok(Selection {

@@ -116,6 +116,11 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     if default.view_run > 1 {
         out.push(default);
     }
+    // The wide-row margin of the default map where it applies.
+    let wide = crate::cuda::plan::persistent_spec_for(k, width);
+    if wide != default {
+        out.push(wide);
+    }
     // The default map's short-row persistent kernel (256-thread CTAs) where it differs.
     let short = crate::cuda::plan::default_spec(k, crate::cuda::plan::PERSISTENT_FROM_ROWS, width);
     if short.mapping == Mapping::Persistent && short != default {

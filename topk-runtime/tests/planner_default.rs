@@ -200,3 +200,35 @@ fn every_default_spec_is_valid_and_generates() {
         }
     }
 }
+
+#[test]
+fn rows_from_512k_retain_a_wider_margin() {
+    use topk_dsl::{Centi, Proposal};
+    use topk_runtime::cuda::plan::{persistent_spec, persistent_spec_for, WIDE_MARGIN_FROM_WIDTH};
+    let rho = |spec: topk_dsl::Spec| match spec.proposal {
+        Proposal::Sampled { rho, .. } => rho,
+        Proposal::Exact => panic!("{spec} does not sample"),
+    };
+    for width in [131_072, 262_144, WIDE_MARGIN_FROM_WIDTH - 1] {
+        let spec = default_spec(2048, 4096, width);
+        assert_eq!(spec, persistent_spec(2048), "{width}");
+        assert_eq!(rho(spec), Centi(175));
+    }
+    for width in [WIDE_MARGIN_FROM_WIDTH, 1 << 20] {
+        let spec = default_spec(2048, 4096, width);
+        assert_eq!(spec, persistent_spec_for(2048, width), "{width}");
+        assert_eq!(rho(spec), Centi(200), "{width}");
+        // Nothing else moves: same stride, rescue, view and threads as the narrower default.
+        let narrow = persistent_spec(2048);
+        assert_eq!(
+            topk_dsl::Spec {
+                proposal: narrow.proposal,
+                ..spec
+            },
+            narrow
+        );
+        spec.validate().unwrap();
+    }
+    // Exact proposals (small K) have no margin to widen.
+    assert_eq!(persistent_spec_for(64, 1 << 20), persistent_spec(64));
+}

@@ -49,7 +49,7 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
             ..persistent_spec(k)
         }
     } else {
-        persistent_spec(k)
+        persistent_spec_for(k, width)
     }
 }
 
@@ -142,6 +142,31 @@ pub fn persistent_spec(k: u32) -> Spec {
     Spec {
         view_run: if k >= 2048 { 2 } else { 1 },
         ..context_parallel_spec(k)
+    }
+}
+
+/// Row width from which the persistent default retains rho = 2 instead of 1.75.
+pub const WIDE_MARGIN_FROM_WIDTH: u32 = 1 << 19;
+
+/// The persistent default for rows of `width` scores: [`persistent_spec`], with the retention
+/// margin widened to rho = 2 from [`WIDE_MARGIN_FROM_WIDTH`]. On rows that wide the ~300 more
+/// candidates a row admits cost little, while an underfilled row (a band pass over the whole
+/// row) is a tail on one CTA: measured on the H200 in one run against rho = 1.75 (bench/RESULTS.md,
+/// retention margin), 512 x 512K and 512 x 1M i.i.d. rows took 0.90x and 0.88x the time (the one
+/// rescued row of each call is gone) and the other 512K-1M shapes 0.97-1.02x; at 128K-256K
+/// rho = 2 was up to 6% slower on i.i.d. rows, so they keep 1.75.
+pub fn persistent_spec_for(k: u32, width: u32) -> Spec {
+    let spec = persistent_spec(k);
+    match spec.proposal {
+        Proposal::Sampled { stride, rescue, .. } if width >= WIDE_MARGIN_FROM_WIDTH => Spec {
+            proposal: Proposal::Sampled {
+                stride,
+                rho: Centi(200),
+                rescue,
+            },
+            ..spec
+        },
+        _ => spec,
     }
 }
 
