@@ -135,6 +135,39 @@ fn plot_draws_every_chart_with_every_selector() {
 }
 
 #[test]
+fn plot_draws_the_few_row_comparisons_without_a_floor_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    write_results(dir.path());
+    let few = dir.path().join("few-rows");
+    std::fs::create_dir(&few).unwrap();
+    let calls = [(1, 1 << 20), (8, 1 << 20), (1, 1 << 22)]
+        .iter()
+        .map(|&(m, n)| call(m, n, None))
+        .collect();
+    std::fs::write(
+        few.join("few-rows-peers-t.json"),
+        merged(calls, vec![]).to_string(),
+    )
+    .unwrap();
+    std::fs::write(few.join("few-rows-peers-t.md"), "not an input").unwrap();
+    let out = dir.path().join("plots");
+    let run = topk(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
+    run.assert_success();
+    let names = files_in(&out);
+    for name in ["few-rows-t-latency.svg", "few-rows-t-speedup.svg"] {
+        assert!(names.contains(&name.to_string()), "{name}: {names:?}");
+        let svg = std::fs::read_to_string(out.join(name)).unwrap();
+        assert!(svg.contains("profile iid"), "{name}");
+    }
+    // A few rows are bound by latency, not by the one read: no floor chart for them.
+    assert!(!names
+        .iter()
+        .any(|n| n.starts_with("few-rows") && n.ends_with("floor.svg")));
+    let latency = std::fs::read_to_string(out.join("few-rows-t-latency.svg")).unwrap();
+    assert!(latency.contains("N = 1M") && latency.contains("N = 4M"));
+}
+
+#[test]
 fn plot_writes_nothing_when_an_input_is_corrupt() {
     let dir = tempfile::tempdir().unwrap();
     write_results(dir.path());

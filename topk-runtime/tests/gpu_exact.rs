@@ -551,17 +551,20 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
         return;
     };
     // Register row-local, streaming row-local, persistent (small and large batch; 256-thread
-    // CTAs for the large batch of short rows), the cluster kernel (a few 1M rows), the stage
-    // chain (a few 4M rows), K = 2048 (pair-grouped view) and K = 512 (stride view): no spec,
-    // the planner's own choice.
+    // CTAs for the large batch of short rows; rho = 2 from 512K), the cluster kernel (16 CTAs
+    // for 1-7 rows, 8 CTAs for 8-16 rows of 1M), the stage chain (8 rows of 4M), K = 2048
+    // (pair-grouped view) and K = 512 (stride view): no spec, the planner's own choice.
     for k in [2048usize, 512] {
         for (rows, width) in [
             (16, 8_192),
             (16, 40_000),
             (1024, 40_000),
             (16, 131_072),
+            (32, 1 << 19),
             (4, 1 << 20),
+            (8, 1 << 20),
             (2, 1 << 22),
+            (8, 1 << 22),
         ] {
             let case = make_case("gauss", 17 + width as u64, rows, width, width, k);
             let m = case.matrix();

@@ -18,6 +18,8 @@ Charts written for each input:
                         matrix-NAME-speedup.svg  speedup over the best exact peer per shape
                         matrix-NAME-floor.svg    our time over the one-read floor per shape
   traces-NAME.json  ->  traces-NAME.svg          total latency of each trace per selector
+  few-rows/few-rows-peers-NAME.json
+                    ->  few-rows-NAME-latency.svg, few-rows-NAME-speedup.svg (a few long rows)
 
 Charts of the GPU bench logs, each drawn when its input is there:
   ablations.jsonl   ->  ablations-latency.svg    time over the floor per policy (rho, stride,
@@ -36,8 +38,9 @@ Charts of the GPU bench logs, each drawn when its input is there:
 
 /// Draw the merged benchmark results as SVG charts
 ///
-/// Reads every matrix-*.json and traces-*.json in the results folder (written by
-/// bench/peers/merge_results.py, schema topk-bench-merged/1) and writes one SVG per chart.
+/// Reads every matrix-*.json and traces-*.json in the results folder, and
+/// few-rows/few-rows-peers-*.json (written by bench/peers/merge_results.py, schema
+/// topk-bench-merged/1), and writes one SVG per chart.
 /// The GPU bench logs in the same folder (ablations.jsonl, margins.jsonl, kvsplit.jsonl,
 /// views.jsonl and
 /// context-parallel/scaling-*.txt, else x4-*-early.txt) get charts of their own when present. Only exact times are
@@ -59,6 +62,8 @@ pub struct PlotArgs {
 #[derive(Clone, Copy)]
 enum Kind {
     Matrix,
+    /// Calls of a few long rows: latency and speedup (the one-read floor is not what bounds them).
+    FewRows,
     Traces,
 }
 
@@ -113,18 +118,21 @@ pub fn run(a: PlotArgs) -> CmdResult {
     for (path, stem, kind) in inputs(&a.results)? {
         let merged = Merged::load(&path).map_err(CliError::Usage)?;
         let wanted: Vec<(String, Chart)> = match kind {
-            Kind::Matrix => {
+            Kind::Matrix | Kind::FewRows => {
                 if merged.shapes().is_empty() {
                     return Err(CliError::Usage(format!(
                         "`{}` holds no calls outside traces; name trace results traces-*.json",
                         path.display()
                     )));
                 }
-                vec![
+                let mut charts = vec![
                     (format!("{stem}-latency.svg"), plot::latency as Chart),
                     (format!("{stem}-speedup.svg"), plot::speedup),
-                    (format!("{stem}-floor.svg"), plot::floor),
-                ]
+                ];
+                if matches!(kind, Kind::Matrix) {
+                    charts.push((format!("{stem}-floor.svg"), plot::floor));
+                }
+                charts
             }
             Kind::Traces => {
                 if merged.traces.is_empty() {
@@ -201,9 +209,24 @@ fn inputs(dir: &Path) -> Result<Vec<(PathBuf, String, Kind)>, CliError> {
             dir.display()
         )));
     }
+    // The few-row comparisons, when present: few-rows/few-rows-peers-NAME.json.
+    if let Ok(entries) = std::fs::read_dir(dir.join(FEW_ROWS_DIR)) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(profile) = name
+                .strip_prefix("few-rows-peers-")
+                .and_then(|n| n.strip_suffix(".json"))
+            {
+                found.push((entry.path(), format!("few-rows-{profile}"), Kind::FewRows));
+            }
+        }
+    }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(found)
 }
+
+/// Subfolder of the results holding the few-row comparisons.
+const FEW_ROWS_DIR: &str = "few-rows";
 
 fn cannot_draw(target: &Path) -> impl FnOnce(String) -> CliError + '_ {
     move |e| CliError::Usage(format!("cannot draw `{}`: {e}", target.display()))
