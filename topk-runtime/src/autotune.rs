@@ -93,12 +93,13 @@ pub enum Lookup {
 }
 
 /// The candidate Specs swept for a shape: the persistent default (`plan::persistent_spec`, with
-/// its grouped view where it has one, and the default map's 256-thread kernel for short rows),
-/// the persistent sampled policies on the stride view (two
-/// strides, two rescue depths), the default margin on 256-thread CTAs for rows up to 64K (four
-/// CTAs per SM keep more short rows in flight), the persistent exact proposal, the 8-CTA cluster
-/// kernel from 256K and the stage chain from 1M (for few long rows), and the row-local exact
-/// kernels where the rows fit them.
+/// its grouped view where it has one, its wider margin from 512K (`plan::persistent_spec_for`),
+/// and the default map's 256-thread kernel for short rows), the persistent sampled policies on
+/// the stride view (two strides, two rescue depths), the default margin on 256-thread CTAs for
+/// rows up to 64K (four CTAs per SM keep more short rows in flight), the persistent exact
+/// proposal, the 8- and 16-CTA cluster kernels from 256K and the stage chain from 1M (for few
+/// long rows), and the row-local exact kernels where the rows fit them. A record tuned over
+/// another candidate set (or another codegen version) no longer matches and is ignored.
 pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     // One set per shape bucket: the width thresholds below apply to the bucket's width, so a
     // record tuned anywhere in a bucket matches the set planned anywhere in it.

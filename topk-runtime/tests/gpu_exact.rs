@@ -5,7 +5,10 @@ use cudarc::driver::CudaSlice;
 use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec};
 use topk_runtime::cpu;
 use topk_runtime::cuda::launch::status;
-use topk_runtime::cuda::{CudaSelector, Gpu, LaunchBuffers, Plan, PlanRequest, Workspace};
+use topk_runtime::cuda::plan::{cluster_spec, default_spec_on};
+use topk_runtime::cuda::{
+    CudaSelector, Gpu, LaunchBuffers, Plan, PlanRequest, SpecSource, Workspace,
+};
 use topk_runtime::{Error, ScoreMatrix};
 
 mod gpu_support;
@@ -569,8 +572,22 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
             let case = make_case("gauss", 17 + width as u64, rows, width, width, k);
             let m = case.matrix();
             let request = PlanRequest::new(k as u32, rows as u32, width as u32);
-            let mut sel = CudaSelector::new(&gpu, request)
+            // No autotune store: the plan must be the default map's choice for this device
+            // (16-CTA clusters may fall back to 8 where fewer are resident than rows).
+            let plan = Plan::with_store(&gpu, request, None)
                 .unwrap_or_else(|e| panic!("K={k} {rows}x{width}: the default map: {e}"));
+            let expected =
+                default_spec_on(gpu.props().cc_major, k as u32, rows as u32, width as u32);
+            let fell_back = expected.mapping == (Mapping::Cluster { ctas: 16 })
+                && plan.spec == cluster_spec(k as u32, 8);
+            assert!(
+                plan.spec == expected || fell_back,
+                "K={k} {rows}x{width}: planned {} instead of {expected}",
+                plan.spec
+            );
+            assert_eq!(plan.source, SpecSource::Default);
+            let mut sel = CudaSelector::with_plan(&gpu, plan)
+                .unwrap_or_else(|e| panic!("K={k} {rows}x{width}: {e}"));
             let mut out = vec![0; rows * k];
             sel.select_host(&m, &mut out, k, false)
                 .unwrap_or_else(|e| panic!("K={k} {rows}x{width}: {e}"));

@@ -229,6 +229,11 @@ fn rows_from_512k_retain_a_wider_margin() {
         );
         spec.validate().unwrap();
     }
-    // Exact proposals (small K) have no margin to widen.
+    // Exact proposals (small K) have no margin to widen; smaller sampled K keep theirs.
     assert_eq!(persistent_spec_for(64, 1 << 20), persistent_spec(64));
+    assert_eq!(persistent_spec_for(512, 1 << 20), persistent_spec(512));
+    assert!(matches!(
+        persistent_spec(512).proposal,
+        Proposal::Sampled { .. }
+    ));
 }

@@ -121,7 +121,8 @@ pub fn run(a: PlotArgs) -> CmdResult {
             Kind::Matrix | Kind::FewRows => {
                 if merged.shapes().is_empty() {
                     return Err(CliError::Usage(format!(
-                        "`{}` holds no calls outside traces; name trace results traces-*.json",
+                        "`{}` holds no calls outside traces; name trace results traces-*.json \
+                         (few-row results few-rows/few-rows-peers-*.json)",
                         path.display()
                     )));
                 }
@@ -169,7 +170,8 @@ pub fn run(a: PlotArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `(path, file stem, kind)` of every matrix-*.json and traces-*.json in `dir`, by name.
+/// `(path, file stem, kind)` of every matrix-*.json and traces-*.json in `dir` and every
+/// few-rows/few-rows-peers-*.json, by name.
 fn inputs(dir: &Path) -> Result<Vec<(PathBuf, String, Kind)>, CliError> {
     if !dir.exists() {
         return Err(CliError::Input {
@@ -202,13 +204,6 @@ fn inputs(dir: &Path) -> Result<Vec<(PathBuf, String, Kind)>, CliError> {
         };
         found.push((path, stem.to_string(), kind));
     }
-    if found.is_empty() {
-        return Err(CliError::Usage(format!(
-            "--results: `{}` holds no matrix-*.json or traces-*.json; write them with \
-             bench/peers/merge_results.py",
-            dir.display()
-        )));
-    }
     // The few-row comparisons, when present: few-rows/few-rows-peers-NAME.json.
     if let Ok(entries) = std::fs::read_dir(dir.join(FEW_ROWS_DIR)) {
         for entry in entries.flatten() {
@@ -220,6 +215,13 @@ fn inputs(dir: &Path) -> Result<Vec<(PathBuf, String, Kind)>, CliError> {
                 found.push((entry.path(), format!("few-rows-{profile}"), Kind::FewRows));
             }
         }
+    }
+    if found.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--results: `{}` holds no matrix-*.json, traces-*.json or few-rows/few-rows-peers-*.json; write them with \
+             bench/peers/merge_results.py",
+            dir.display()
+        )));
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(found)

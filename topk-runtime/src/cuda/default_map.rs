@@ -84,7 +84,8 @@ pub fn staged_spec(k: u32) -> Spec {
 /// - 8 CTAs for 256K-2M scores and at most 16 rows, about one wave of clusters: 1.0-3.3x faster
 ///   than the persistent pool at 1-16 rows (even at 16 x 256K) and up to 2.7x faster than the
 ///   stage chain (even at 16 x 2M); slower than the persistent pool at 32 rows of 1M and than
-///   the stage chain at most batches of 4M.
+///   the stage chain at 16-32 rows of 4M (at 8 x 4M it measured 0.102 ms against the stage
+///   chain's 0.113 once; not a rule yet).
 pub fn cluster_ctas(m_cap: u32, width: u32) -> Option<u8> {
     if (CLUSTER_FROM_WIDTH..=CLUSTER16_TO_WIDTH).contains(&width) && m_cap <= CLUSTER16_MAX_ROWS {
         Some(16)
@@ -149,7 +150,7 @@ pub fn persistent_spec(k: u32) -> Spec {
 pub const WIDE_MARGIN_FROM_WIDTH: u32 = 1 << 19;
 
 /// The persistent default for rows of `width` scores: [`persistent_spec`], with the retention
-/// margin widened to rho = 2 from [`WIDE_MARGIN_FROM_WIDTH`]. On rows that wide the ~300 more
+/// margin widened to rho = 2 from [`WIDE_MARGIN_FROM_WIDTH`] at K >= 2048. On rows that wide the ~300 more
 /// candidates a row admits cost little, while an underfilled row (a band pass over the whole
 /// row) is a tail on one CTA: measured on the H200 in one run against rho = 1.75 (bench/RESULTS.md,
 /// retention margin), 512 x 512K and 512 x 1M i.i.d. rows took 0.90x and 0.88x the time (the one
@@ -158,14 +159,19 @@ pub const WIDE_MARGIN_FROM_WIDTH: u32 = 1 << 19;
 pub fn persistent_spec_for(k: u32, width: u32) -> Spec {
     let spec = persistent_spec(k);
     match spec.proposal {
-        Proposal::Sampled { stride, rescue, .. } if width >= WIDE_MARGIN_FROM_WIDTH => Spec {
-            proposal: Proposal::Sampled {
-                stride,
-                rho: Centi(200),
-                rescue,
-            },
-            ..spec
-        },
+        // Timed at K = 2048 only; smaller K keep the margin their stride was calibrated for.
+        Proposal::Sampled { stride, rescue, .. }
+            if width >= WIDE_MARGIN_FROM_WIDTH && k >= 2048 =>
+        {
+            Spec {
+                proposal: Proposal::Sampled {
+                    stride,
+                    rho: Centi(200),
+                    rescue,
+                },
+                ..spec
+            }
+        }
         _ => spec,
     }
 }

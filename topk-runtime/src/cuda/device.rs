@@ -201,6 +201,27 @@ impl Gpu {
             })
     }
 
+    /// How many clusters of `ctas` CTAs of `loaded` (compiled with that cluster size) are
+    /// resident on the device at once, if the driver can say.
+    pub fn resident_clusters(
+        &self,
+        loaded: &Loaded,
+        ctas: u32,
+        block: u32,
+        smem: u32,
+    ) -> Option<u32> {
+        self.inner.ctx.bind_to_thread().ok()?;
+        let config = cudarc::driver::LaunchConfig {
+            grid_dim: (ctas, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: smem,
+        };
+        loaded
+            .func
+            .occupancy_max_active_clusters(config, &self.inner.stream)
+            .ok()
+    }
+
     /// The primary context of the device.
     pub fn ctx(&self) -> &Arc<CudaContext> {
         &self.inner.ctx

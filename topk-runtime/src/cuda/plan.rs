@@ -156,6 +156,68 @@ pub fn workspace_size(layout: &topk_codegen::Layout, width: u32, grid: u32) -> (
     )
 }
 
+/// A generated kernel loaded for a plan, with its residency.
+struct Built {
+    kernel: KernelSource,
+    loaded: Loaded,
+    /// CTAs resident per SM, from the occupancy calculator.
+    ctas_per_sm: u32,
+    /// Clusters resident on the whole device, for the cluster family when the driver says.
+    clusters: Option<u32>,
+}
+
+/// Generates `spec` (with phase timers when asked), refuses what the plan cannot run, and
+/// loads it through the caches.
+fn load_kernel(gpu: &Gpu, spec: &Spec, request: &PlanRequest) -> Result<Built> {
+    let kernel = if request.phase_probe {
+        topk_codegen::probe::generate_probed(spec)?
+    } else {
+        topk_codegen::generate(spec)?
+    };
+    if let Some(why) = kernel
+        .unverified_part()
+        .filter(|_| !request.allow_unverified)
+    {
+        return Err(Error::Input(why));
+    }
+    if let Some(max) = kernel.layout.max_row {
+        if request.width > max {
+            return Err(Error::Input(format!(
+                "`{spec}` holds rows of at most {max} scores in registers, but the width is {}: \
+                 use rowlocal(streaming) or a persistent mapping",
+                request.width
+            )));
+        }
+    }
+    let smem = kernel.layout.dynamic_smem;
+    let block = kernel.layout.threads;
+    let loaded = gpu.load(&kernel.source, &kernel.entry, smem)?;
+    let mut clusters = None;
+    if let Family::Cluster { ctas } = kernel.family {
+        if ctas > 8 {
+            gpu.allow_non_portable_clusters(&loaded)?;
+        }
+        clusters = gpu.resident_clusters(&loaded, ctas as u32, block, smem);
+        if clusters == Some(0) {
+            return Err(Error::Input(format!(
+                "`{spec}`: no cluster of {ctas} CTAs of {block} threads fits on this device; use \
+                 map=cluster(8) or a persistent mapping"
+            )));
+        }
+    }
+    let ctas_per_sm = loaded
+        .func
+        .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
+        .map_err(|e| Error::Cuda(format!("occupancy of `{}`: {e}", kernel.entry)))?
+        .max(1) as u32;
+    Ok(Built {
+        kernel,
+        loaded,
+        ctas_per_sm,
+        clusters,
+    })
+}
+
 impl Plan {
     /// Plans `request` on `gpu`: chooses the Spec (given; else the autotune store's record for
     /// this device and shape bucket, see [`crate::autotune`]; else the default map), generates,
@@ -200,39 +262,27 @@ impl Plan {
                 spec.k, request.k
             )));
         }
-        let kernel = if request.phase_probe {
-            topk_codegen::probe::generate_probed(&spec)?
-        } else {
-            topk_codegen::generate(&spec)?
-        };
-        if let Some(why) = kernel
-            .unverified_part()
-            .filter(|_| !request.allow_unverified)
-        {
-            return Err(Error::Input(why));
-        }
-        if let Some(max) = kernel.layout.max_row {
-            if request.width > max {
-                return Err(Error::Input(format!(
-                    "`{spec}` holds rows of at most {max} scores in registers, but the width is {}: \
-                     use rowlocal(streaming) or a persistent mapping",
-                    request.width
-                )));
+        // The default map's 16-CTA clusters need the non-portable size and one resident cluster
+        // per row; where this device holds fewer (or none), its 8-CTA clusters take the rows.
+        let default_cluster16 = matches!(spec.mapping, topk_dsl::Mapping::Cluster { ctas: 16 })
+            && matches!(source, SpecSource::Default | SpecSource::DefaultIgnoring(_));
+        let mut spec = spec;
+        let mut built = load_kernel(gpu, &spec, &request);
+        if default_cluster16 {
+            let fits = matches!(&built, Ok(b) if b.clusters.is_none_or(|n| n >= request.m_cap));
+            if !fits {
+                spec = cluster_spec(request.k, 8);
+                built = load_kernel(gpu, &spec, &request);
             }
         }
+        let Built {
+            kernel,
+            loaded,
+            ctas_per_sm,
+            clusters,
+        } = built?;
         let smem = kernel.layout.dynamic_smem;
-        let loaded = gpu.load(&kernel.source, &kernel.entry, smem)?;
-        if let Family::Cluster { ctas } = kernel.family {
-            if ctas > 8 {
-                gpu.allow_non_portable_clusters(&loaded)?;
-            }
-        }
         let block = kernel.layout.threads;
-        let ctas_per_sm = loaded
-            .func
-            .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
-            .map_err(|e| Error::Cuda(format!("occupancy of `{}`: {e}", kernel.entry)))?
-            .max(1) as u32;
         let sms = gpu.props().sms;
         if kernel.family == Family::Staged {
             if request.m_cap == 0 {
@@ -276,10 +326,12 @@ impl Plan {
             });
         }
         let grid = match kernel.family {
-            // One cluster per row (rows loop inside); the grid is whole clusters.
+            // One cluster per row (rows loop inside); the grid is whole clusters, as many as
+            // are resident at once (the driver's count when it gives one).
             Family::Cluster { ctas } => {
                 let ctas = ctas as u32;
-                (sms * ctas_per_sm / ctas).max(1).min(request.m_cap.max(1)) * ctas
+                let resident = clusters.unwrap_or(sms * ctas_per_sm / ctas);
+                resident.max(1).min(request.m_cap.max(1)) * ctas
             }
             _ => (sms * ctas_per_sm).min(request.m_cap.max(1)),
         };

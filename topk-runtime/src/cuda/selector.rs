@@ -17,7 +17,11 @@ pub struct CudaSelector {
 
 impl CudaSelector {
     pub fn new(gpu: &Gpu, request: PlanRequest) -> Result<CudaSelector> {
-        let plan = Plan::new(gpu, request)?;
+        CudaSelector::with_plan(gpu, Plan::new(gpu, request)?)
+    }
+
+    /// A selector over a plan made by the caller (e.g. with an explicit autotune store).
+    pub fn with_plan(gpu: &Gpu, plan: Plan) -> Result<CudaSelector> {
         let ws = Workspace::new(&plan, gpu.stream())?;
         Ok(CudaSelector {
             gpu: gpu.clone(),
