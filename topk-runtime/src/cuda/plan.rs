@@ -269,7 +269,8 @@ impl Plan {
         let mut spec = spec;
         let mut built = load_kernel(gpu, &spec, &request);
         if default_cluster16 {
-            let fits = matches!(&built, Ok(b) if b.clusters.is_none_or(|n| n >= request.m_cap));
+            let fits =
+                matches!(&built, Ok(b) if !matches!(b.clusters, Some(n) if n < request.m_cap));
             if !fits {
                 spec = cluster_spec(request.k, 8);
                 built = load_kernel(gpu, &spec, &request);
