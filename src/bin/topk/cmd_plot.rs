@@ -218,7 +218,8 @@ fn inputs(dir: &Path) -> Result<Vec<(PathBuf, String, Kind)>, CliError> {
     }
     if found.is_empty() {
         return Err(CliError::Usage(format!(
-            "--results: `{}` holds no matrix-*.json, traces-*.json or few-rows/few-rows-peers-*.json; write them with \
+            "--results: `{}` holds no matrix-*.json, traces-*.json or \
+             few-rows/few-rows-peers-*.json; write them with \
              bench/peers/merge_results.py",
             dir.display()
         )));

@@ -183,7 +183,7 @@ __device__ __forceinline__ void emit_output(bool take, int idx, int* out_row, in
   if (take && pos < limit) out_row[pos] = idx;
 }
 
-// ---- Phase 1's common tail (paper §4.2, eq. 15): the proposal from a coarse sample histogram. ----
+// ---- Phase 1's common tail (paper §4.2, eq. 15): the proposal from a sample histogram. ----
 struct ProposalResult {
   bool usable;
   float e0;  // inclusive FP32 endpoint of tau0 (target rank rho*K)

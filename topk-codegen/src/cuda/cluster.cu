@@ -1,10 +1,10 @@
 // ---- Cluster mapping (§4.5, §5.5): the CLUSTER_CTAS (8 or 16) CTAs of a thread-block cluster
-// share one row. Each CTA streams a contiguous 1/CLUSTER_CTAS of the row. Their coarse histograms are summed in rank
-// 0's shared memory through distributed shared memory (DSMEM); rank 0 finds the exact coarse
-// boundary; every CTA commits its scores above the boundary bin and appends the bin's scores to
-// rank 0's frontier (DSMEM atomics, continuing in rank 0's global spill slice); rank 0 refines
-// alone. Clusters loop over rows; every CTA of a cluster walks the same rows, so the cluster
-// barriers below are reached by all of them.
+// share one row. Each CTA streams a contiguous 1/CLUSTER_CTAS of the row. Their coarse
+// histograms are summed in rank 0's shared memory through distributed shared memory (DSMEM);
+// rank 0 finds the exact coarse boundary; every CTA commits its scores above the boundary bin
+// and appends the bin's scores to rank 0's frontier (DSMEM atomics, continuing in rank 0's
+// global spill slice); rank 0 refines alone. Clusters loop over rows; every CTA of a cluster
+// walks the same rows, so the cluster barriers below are reached by all of them.
 
 #define SCRATCH_QUOTA 36  // block scratch word after SCRATCH_F1: slots left in the boundary bin
 

@@ -150,12 +150,13 @@ pub fn persistent_spec(k: u32) -> Spec {
 pub const WIDE_MARGIN_FROM_WIDTH: u32 = 1 << 19;
 
 /// The persistent default for rows of `width` scores: [`persistent_spec`], with the retention
-/// margin widened to rho = 2 from [`WIDE_MARGIN_FROM_WIDTH`] at K >= 2048. On rows that wide the ~300 more
-/// candidates a row admits cost little, while an underfilled row (a band pass over the whole
-/// row) is a tail on one CTA: measured on the H200 in one run against rho = 1.75 (bench/RESULTS.md,
-/// retention margin), 512 x 512K and 512 x 1M i.i.d. rows took 0.90x and 0.88x the time (the one
-/// rescued row of each call is gone) and the other 512K-1M shapes 0.97-1.02x; at 128K-256K
-/// rho = 2 was up to 6% slower on i.i.d. rows, so they keep 1.75.
+/// margin widened to rho = 2 from [`WIDE_MARGIN_FROM_WIDTH`] at K >= 2048. On rows that wide
+/// the ~300 more candidates a row admits cost little, while an underfilled row (a band pass
+/// over the whole row) is a tail on one CTA: measured on the H200 in one run against
+/// rho = 1.75 (bench/RESULTS.md, retention margin), 512 x 512K and 512 x 1M i.i.d. rows took
+/// 0.90x and 0.88x the time (the one rescued row of each call is gone) and the other 512K-1M
+/// shapes 0.97-1.02x; at 128K-256K rho = 2 was up to 6% slower on i.i.d. rows, so they keep
+/// 1.75.
 pub fn persistent_spec_for(k: u32, width: u32) -> Spec {
     let spec = persistent_spec(k);
     match spec.proposal {
