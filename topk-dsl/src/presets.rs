@@ -103,6 +103,15 @@ pub const PRESETS: &[Preset] = &[
         spec: exact_1024(Mapping::Cluster { ctas: 8 }),
     },
     Preset {
+        name: "cluster8-sampled",
+        about: "8-CTA thread-block cluster per row, stride-128 view summed in distributed shared memory, one pass",
+        spec: Spec {
+            mapping: Mapping::Cluster { ctas: 8 },
+            threads: 1024,
+            ..BASE
+        },
+    },
+    Preset {
         name: "persistent-exact-k512",
         about: "persistent 512-thread CTA per row at K = 512, exact coarse boundary",
         spec: Spec {

@@ -24,8 +24,8 @@ impl Spec {
     /// | `rho`     | `1.0..=8.0`                                                  |
     /// | `rescue`  | greater than `rho`, at most `8.0`                            |
     ///
-    /// then the combinations: `rowlocal` and `cluster` need `propose=exact` and `threads=1024`;
-    /// `kvsplit` needs a sampled proposal.
+    /// then the combinations: `rowlocal` needs `propose=exact`; `rowlocal` and `cluster` need
+    /// `threads=1024`; `kvsplit` needs a sampled proposal.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_k(self.k)?;
         check_dtype(self.dtype)?;
@@ -187,18 +187,17 @@ fn check_proposal(proposal: Proposal) -> Result<(), SpecError> {
     }
 }
 
-/// Row-local and cluster mappings are the direct-exact kernels (paper §5.5): they build the exact
-/// coarse boundary from the whole row, so they take `propose=exact`. KV-split is the sampled
-/// mapping: every segment CTA rebuilds the same row view, so it takes a sampled proposal.
+/// Row-local mappings are the direct-exact kernels (paper §5.5): they build the exact coarse
+/// boundary from the whole row, so they take `propose=exact`. KV-split is the sampled mapping:
+/// every segment CTA rebuilds the same row view, so it takes a sampled proposal. Cluster
+/// mappings take either (a sampled cluster sums its CTAs' view histograms).
 fn check_mapping_proposal(mapping: Mapping, proposal: Proposal) -> Result<(), SpecError> {
     match (mapping, proposal) {
-        (Mapping::RowLocal(_) | Mapping::Cluster { .. }, Proposal::Sampled { .. }) => {
-            Err(SpecError::conflict(
-                "propose",
-                "map",
-                format!("map={mapping} builds the exact coarse boundary; set propose=exact"),
-            ))
-        }
+        (Mapping::RowLocal(_), Proposal::Sampled { .. }) => Err(SpecError::conflict(
+            "propose",
+            "map",
+            format!("map={mapping} builds the exact coarse boundary; set propose=exact"),
+        )),
         (Mapping::KvSplit { .. }, Proposal::Exact) => Err(SpecError::conflict(
             "propose",
             "map",
@@ -228,7 +227,7 @@ fn check_mapping_threads(mapping: Mapping, threads: u32) -> Result<(), SpecError
 
 /// `view=run(R)`: R in {1, 2, 4, 8} (a group is at most one 32-byte sector and stays inside one
 /// aligned vector load), and R > 1 only where a view exists: a sampled proposal on the
-/// persistent or KV-split mapping.
+/// persistent, KV-split or cluster mapping.
 fn check_view(run: u8, mapping: Mapping, proposal: Proposal) -> Result<(), SpecError> {
     if ![1, 2, 4, 8].contains(&run) {
         return Err(SpecError::invalid(
@@ -243,11 +242,14 @@ fn check_view(run: u8, mapping: Mapping, proposal: Proposal) -> Result<(), SpecE
                 "run(R) groups the samples of a sampled proposal; propose=exact has no view",
             ));
         }
-        if !matches!(mapping, Mapping::Persistent | Mapping::KvSplit { .. }) {
+        if !matches!(
+            mapping,
+            Mapping::Persistent | Mapping::KvSplit { .. } | Mapping::Cluster { .. }
+        ) {
             return Err(SpecError::invalid(
                 "view",
-                "run(R) needs map=persistent or map=kvsplit(..) (map=staged samples the stride view \
-                 only; the row-local and cluster mappings do not sample)",
+                "run(R) needs map=persistent, kvsplit(..) or cluster(..) (map=staged samples the \
+                 stride view only; the row-local mappings do not sample)",
             ));
         }
     }

@@ -87,6 +87,13 @@ fn presets_carry_the_papers_constants() {
             2048,
         ),
         ("cluster8", Mapping::Cluster { ctas: 8 }, None, 1024, 2048),
+        (
+            "cluster8-sampled",
+            Mapping::Cluster { ctas: 8 },
+            Some((128, 150, Some(175))),
+            1024,
+            2048,
+        ),
         ("persistent-exact-k512", Mapping::Persistent, None, 512, 512),
     ];
     assert_eq!(PRESETS.len(), expected.len());

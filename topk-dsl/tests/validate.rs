@@ -196,13 +196,22 @@ fn rescue_is_at_most_eight() {
 }
 
 #[test]
-fn rowlocal_and_cluster_need_an_exact_proposal() {
-    for map in ["rowlocal(register)", "rowlocal(streaming)", "cluster(8)"] {
+fn rowlocal_needs_an_exact_proposal_and_cluster_takes_either() {
+    for map in ["rowlocal(register)", "rowlocal(streaming)"] {
         assert_valid(&format!("map={map},propose=exact,threads=1024"));
         assert_breaks(
             &format!("map={map},propose=sampled(stride=128,rho=1.5),threads=1024"),
             &["propose", "map"],
         );
+    }
+    for ctas in [8, 16] {
+        assert_valid(&format!("map=cluster({ctas}),propose=exact,threads=1024"));
+        assert_valid(&format!(
+            "map=cluster({ctas}),propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=1024"
+        ));
+        assert_valid(&format!(
+            "map=cluster({ctas}),propose=sampled(stride=64,rho=1.5),threads=1024,view=run(2)"
+        ));
     }
 }
 
@@ -256,6 +265,7 @@ fn grouped_views_need_a_sampling_mapping_and_a_sector_sized_run() {
         assert!(s.to_string().ends_with(&format!(",view=run({run})")), "{s}");
         assert_eq!(spec(&s.to_string()), s);
         assert_valid(&format!("map=kvsplit(4),view=run({run})"));
+        assert_valid(&format!("map=cluster(8),threads=1024,view=run({run})"));
     }
     assert_eq!(spec("view=stride").view_run, 1);
     assert_eq!(spec("view=run(1)").to_string(), spec("").to_string());

@@ -208,6 +208,23 @@ fn specs(k: u32) -> Vec<Spec> {
         spec_with(k, Mapping::Cluster { ctas: 8 }, Proposal::Exact, 1024),
         // 16-CTA clusters (non-portable size).
         spec_with(k, Mapping::Cluster { ctas: 16 }, Proposal::Exact, 1024),
+        // Sampled clusters: a narrow margin with a rescue boundary (so that primary, rescue and
+        // recovery rows occur), and the pair-grouped view on 16 CTAs.
+        spec_with(
+            k,
+            Mapping::Cluster { ctas: 8 },
+            sampled(128, Some(Centi(175))),
+            1024,
+        ),
+        Spec {
+            view_run: 2,
+            ..spec_with(
+                k,
+                Mapping::Cluster { ctas: 16 },
+                sampled(128, Some(Centi(250))),
+                1024,
+            )
+        },
         // Grouped views (view=run(R)) on the persistent and KV-split kernels.
         Spec {
             view_run: 4,

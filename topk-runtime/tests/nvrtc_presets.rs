@@ -32,11 +32,17 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
                 .unwrap_or_else(|e| panic!("{spec} does not compile: {e}"));
         }
     }
-    // The 16-CTA cluster (non-portable size; not run on a GPU yet).
-    let cluster16 = topk_dsl::Spec::parse("map=cluster(16),propose=exact,threads=1024").unwrap();
-    let kernel = topk_codegen::generate(&cluster16).unwrap();
-    compile(&kernel.source, &kernel.entry, &arch)
-        .unwrap_or_else(|e| panic!("{cluster16} does not compile: {e}"));
+    // The 16-CTA cluster (non-portable size), exact and sampled (stride and pair-grouped views).
+    for text in [
+        "map=cluster(16),propose=exact,threads=1024",
+        "map=cluster(16),propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=1024",
+        "map=cluster(16),propose=sampled(stride=128,rho=2,rescue=2.5),threads=1024,view=run(2)",
+    ] {
+        let spec = topk_dsl::Spec::parse(text).unwrap();
+        let kernel = topk_codegen::generate(&spec).unwrap();
+        compile(&kernel.source, &kernel.entry, &arch)
+            .unwrap_or_else(|e| panic!("{spec} does not compile: {e}"));
+    }
     // Every autotune candidate (the default map's policies among them, the stage chain at 1M)
     // at two ranks and three widths.
     for k in [2048u32, 512] {

@@ -5,6 +5,11 @@
 // and appends the bin's scores to rank 0's frontier (DSMEM atomics, continuing in rank 0's
 // global spill slice); rank 0 refines alone. Clusters loop over rows; every CTA of a cluster
 // walks the same rows, so the cluster barriers below are reached by all of them.
+//
+// With a sampled proposal (SAMPLED), a row first takes the sampled routes of select_row: each
+// CTA histograms the view samples of its segment, rank 0 proposes the boundary from their sum,
+// and one pass of every CTA sends the scores at or above it to rank 0's frontier. Only rows the
+// proposal underfills (recovery) or cannot serve (too few samples) take the exact path above.
 
 #define SCRATCH_QUOTA 36  // block scratch word after SCRATCH_F1: slots left in the boundary bin
 
@@ -50,6 +55,90 @@ __device__ __forceinline__ u32 dsmem_add(u32 a, u32 v) {
   return old;
 }
 
+// Appends (key, idx) to rank 0's frontier: its shared buffer 0 through DSMEM, continuing in its
+// global spill slice.
+__device__ __forceinline__ void append_to_rank0(u32 count_at, u32 keys0, u32 idx0, u32 key, int idx,
+                                                const RowCtx& c) {
+  const int pos = (int)dsmem_add(count_at, 1u);
+  if (pos < CAP) {
+    dsmem_store(keys0 + 4u * (u32)pos, key);
+    dsmem_store(idx0 + 4u * (u32)pos, (u32)idx);
+  } else if (pos - CAP < c.spill_cap) {
+    int* g = c.spill + (pos - CAP);
+    g[0] = (int)key;
+    g[c.spill_cap] = idx;
+  }
+}
+
+// Reports a NaN seen by any thread of this CTA.
+__device__ __forceinline__ void report_nan(bool nan, u32* __restrict__ control) {
+  if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(control + 2, STATUS_NAN);
+}
+
+// Every CTA sends its segment's scores in [lo, hi) (hi NaN: no upper bound) to rank 0's
+// frontier; returns rank 0's frontier count, the same in every CTA (certificate, eq. 16).
+__device__ int cluster_collect_band(const float* __restrict__ seg, int len, int a, float lo, float hi,
+                                    const RowCtx& c, u32* __restrict__ control) {
+  const u32 count_at = dsmem(s_counter(C_COUNT), 0);
+  const u32 keys0 = dsmem(s_keys(0), 0);
+  const u32 idx0 = dsmem(s_idx(0), 0);
+  bool nan = false;
+  if (len > 0) {
+    stream_row(seg, len, [&](float x, int i) {
+      if (!(x < lo)) {
+        if (x != x) nan = true;
+        else if (!(x >= hi)) append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);
+      }
+    });
+  }
+  report_nan(nan, control);
+  __threadfence();
+  cluster_sync();
+  const int n = (int)dsmem_load(count_at);
+  cluster_sync();  // every CTA has read the count before any appends again
+  return n;
+}
+
+// The sampled routes of one row (select_row's, with the work spread over the cluster). Returns
+// ROUTE_PRIMARY or ROUTE_RESCUE with `lo` set, else ROUTE_RECOVERY or ROUTE_DIRECT_EXACT for the
+// exact path to follow.
+__device__ int cluster_sampled_row(const float* __restrict__ row_ptr, int L, int a, int b, int phase,
+                                   u32 rank, const RowCtx& c, u32* __restrict__ control, float& lo) {
+  if (view_samples(L, phase) < MIN_VIEW) return ROUTE_DIRECT_EXACT;
+  clear_hist(COARSE_BINS);
+  __syncthreads();
+  const int2 span = view_span(L, phase, a, b);
+  view_hist(row_ptr, L, phase, span.x, span.y);
+  __syncthreads();
+  cluster_sync();
+  if (rank == 0) {
+    for (int bin = threadIdx.x; bin < COARSE_BINS; bin += THREADS) {
+      u32 sum = (u32)s_hist()[bin];
+      for (u32 r = 1; r < CLUSTER_CTAS; ++r) sum += dsmem_load(dsmem(&s_hist()[bin], r));
+      s_hist()[bin] = (int)sum;
+    }
+    __syncthreads();
+    proposal_from_hist();  // endpoints in rank 0's SCRATCH_F0 / SCRATCH_F1
+    if (threadIdx.x == 0) {
+      *s_counter(C_COUNT) = 0;
+      *s_counter(C_OUT) = 0;
+      *s_counter(C_TIES) = 0;
+    }
+  }
+  cluster_sync();
+  const float e0 = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
+  const float e1 = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F1], 0)));
+  // Rank 0 rewrites its scratch only after the barriers inside the collection below.
+  int admitted = cluster_collect_band(row_ptr + a, b - a, a, e0, quiet_nan(), c, control);
+  lo = e0;
+  if (admitted >= K) return ROUTE_PRIMARY;
+  if (!RESCUE) return ROUTE_RECOVERY;
+  // Band rescue (eq. 18-19): only the scores between the two endpoints are appended.
+  admitted = cluster_collect_band(row_ptr + a, b - a, a, e1, e0, c, control);
+  lo = e1;
+  return admitted >= K ? ROUTE_RESCUE : ROUTE_RECOVERY;
+}
+
 extern "C" __global__ void __cluster_dims__(CLUSTER_CTAS, 1, 1) __launch_bounds__(THREADS, MIN_BLOCKS)
 ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
       const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
@@ -80,74 +169,72 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     const int seg = (((L + CLUSTER_CTAS - 1) / CLUSTER_CTAS) + 3) & ~3;
     const int a = min(L, (int)rank * seg);
     const int b = min(L, a + seg);
-    // 1. This segment's coarse histogram.
-    clear_hist(COARSE_BINS);
-    __syncthreads();
-    bool nan = false;
-    if (b > a) {
-      stream_row(row_ptr + a, b - a, [&](float x, int) {
-        nan |= x != x;
-        atomicAdd(&s_hist()[coarse_bin(x)], 1);
-      });
+    int route = ROUTE_DIRECT_EXACT;
+    float lo = 0.0f, hi = quiet_nan();
+    int quota = K;
+    if (SAMPLED) {
+      const int phase = (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1));
+      route = cluster_sampled_row(row_ptr, L, a, b, phase, rank, c, control, lo);
     }
-    if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(control + 2, STATUS_NAN);
-    cluster_sync();
-    // 2. Rank 0 sums the eight histograms and finds tau* (eq. 20).
-    if (rank == 0) {
-      for (int bin = threadIdx.x; bin < COARSE_BINS; bin += THREADS) {
-        u32 sum = (u32)s_hist()[bin];
-        for (u32 r = 1; r < CLUSTER_CTAS; ++r) sum += dsmem_load(dsmem(&s_hist()[bin], r));
-        s_hist()[bin] = (int)sum;
-      }
+    if (route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT) {
+      // 1. This segment's coarse histogram.
+      clear_hist(COARSE_BINS);
       __syncthreads();
-      const Boundary bd = find_boundary<COARSE_BINS>(K);
-      coarse_endpoints_to_scratch(bd.bin, bd.bin - 1);
-      if (threadIdx.x == 0) {
-        s_scratch()[SCRATCH_QUOTA] = K - bd.before;
-        *s_counter(C_COUNT) = 0;
-        *s_counter(C_OUT) = 0;
-        *s_counter(C_TIES) = 0;
+      bool nan = false;
+      if (b > a) {
+        stream_row(row_ptr + a, b - a, [&](float x, int) {
+          nan |= x != x;
+          atomicAdd(&s_hist()[coarse_bin(x)], 1);
+        });
       }
-    }
-    cluster_sync();
-    // 3. Every CTA commits its scores above the boundary bin and sends the bin's scores to
-    // rank 0's frontier.
-    const float lo = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
-    const float hi = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F1], 0)));
-    const u32 out_at = dsmem(s_counter(C_OUT), 0);
-    const u32 count_at = dsmem(s_counter(C_COUNT), 0);
-    const u32 keys0 = dsmem(s_keys(0), 0);
-    const u32 idx0 = dsmem(s_idx(0), 0);
-    if (b > a) {
-      stream_row(row_ptr + a, b - a, [&](float x, int i) {
-        if (x >= lo) {
-          if (x >= hi) {
-            out_row[dsmem_add(out_at, 1u)] = a + i;
-          } else {
-            const int pos = (int)dsmem_add(count_at, 1u);
-            if (pos < CAP) {
-              dsmem_store(keys0 + 4u * (u32)pos, desc_key32(x));
-              dsmem_store(idx0 + 4u * (u32)pos, (u32)(a + i));
-            } else if (pos - CAP < c.spill_cap) {
-              int* g = c.spill + (pos - CAP);
-              g[0] = (int)desc_key32(x);
-              g[c.spill_cap] = a + i;
-            }
-          }
+      report_nan(nan, control);
+      cluster_sync();
+      // 2. Rank 0 sums the histograms and finds tau* (eq. 20).
+      if (rank == 0) {
+        for (int bin = threadIdx.x; bin < COARSE_BINS; bin += THREADS) {
+          u32 sum = (u32)s_hist()[bin];
+          for (u32 r = 1; r < CLUSTER_CTAS; ++r) sum += dsmem_load(dsmem(&s_hist()[bin], r));
+          s_hist()[bin] = (int)sum;
         }
-      });
+        __syncthreads();
+        const Boundary bd = find_boundary<COARSE_BINS>(K);
+        coarse_endpoints_to_scratch(bd.bin, bd.bin - 1);
+        if (threadIdx.x == 0) {
+          s_scratch()[SCRATCH_QUOTA] = K - bd.before;
+          *s_counter(C_COUNT) = 0;
+          *s_counter(C_OUT) = 0;
+          *s_counter(C_TIES) = 0;
+        }
+      }
+      cluster_sync();
+      // 3. Every CTA commits its scores above the boundary bin and sends the bin's scores to
+      // rank 0's frontier.
+      lo = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
+      hi = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F1], 0)));
+      const u32 out_at = dsmem(s_counter(C_OUT), 0);
+      const u32 count_at = dsmem(s_counter(C_COUNT), 0);
+      const u32 keys0 = dsmem(s_keys(0), 0);
+      const u32 idx0 = dsmem(s_idx(0), 0);
+      if (b > a) {
+        stream_row(row_ptr + a, b - a, [&](float x, int i) {
+          if (x >= lo) {
+            if (x >= hi) out_row[dsmem_add(out_at, 1u)] = a + i;
+            else append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);
+          }
+        });
+      }
+      __threadfence();
+      cluster_sync();
+      if (rank == 0) quota = s_scratch()[SCRATCH_QUOTA];
     }
-    __threadfence();
-    cluster_sync();
     // 4. Rank 0 refines the merged frontier (re-reading the row if it overflowed).
     if (rank == 0) {
       GlobalRow src;
       src.p = row_ptr;
       src.L = L;
-      const int quota = s_scratch()[SCRATCH_QUOTA];
       const int q0 = *s_counter(C_COUNT);
       refine_frontier(src, lo, hi, quota, c, out_row);
-      finish_row(c, row, ROUTE_DIRECT_EXACT, q0, control, row_info);
+      finish_row(c, row, route, q0, control, row_info);
     }
   }
   // No CTA leaves while another may still read its shared memory.

@@ -21,22 +21,34 @@ __device__ __forceinline__ void load_group(const float* p, float (&v)[VIEW_RUN])
   }
 }
 
-// Unusable when the view holds fewer samples than the deepest requested sample rank.
-__device__ ProposalResult propose_boundary(const float* __restrict__ row, int L, int phase) {
-  ProposalResult p;
-  p.usable = false;
-  p.e0 = quiet_nan();
-  p.e1 = quiet_nan();
+// Groups in the view of a row of length L (the last may be cut short by L).
+__device__ __forceinline__ int view_groups(int L, int phase) {
   const int first = phase * VIEW_RUN;
-  const int groups = L > first ? (L - first - 1) / VIEW_PERIOD + 1 : 0;
-  const int n = groups == 0 ? 0
-                            : (groups - 1) * VIEW_RUN +
-                                  min(VIEW_RUN, L - (first + (groups - 1) * VIEW_PERIOD));
-  if (n < MIN_VIEW) return p;
-  clear_hist(COARSE_BINS);
-  __syncthreads();
+  return L > first ? (L - first - 1) / VIEW_PERIOD + 1 : 0;
+}
+
+// Samples in the view of a row of length L.
+__device__ __forceinline__ int view_samples(int L, int phase) {
+  const int groups = view_groups(L, phase);
+  return groups == 0 ? 0
+                     : (groups - 1) * VIEW_RUN +
+                           min(VIEW_RUN, L - (phase * VIEW_RUN + (groups - 1) * VIEW_PERIOD));
+}
+
+// The view's groups that start in [a, b): groups .x .. .y - 1 (a cluster CTA's segment; a
+// group may run past b, never past L).
+__device__ __forceinline__ int2 view_span(int L, int phase, int a, int b) {
+  const int first = phase * VIEW_RUN;
+  return make_int2(a > first ? (a - first + VIEW_PERIOD - 1) / VIEW_PERIOD : 0,
+                   view_groups(min(b, L), phase));
+}
+
+// Adds the samples of groups g0 .. groups - 1 to s_hist.
+__device__ __forceinline__ void view_hist(const float* __restrict__ row, int L, int phase, int g0,
+                                          int groups) {
+  const int first = phase * VIEW_RUN;
   const bool aligned = ((u32)(u64)row & (4u * VIEW_RUN - 1u)) == 0u;
-  for (int base = 0; base < groups; base += THREADS * VIEW_BATCH) {
+  for (int base = g0; base < groups; base += THREADS * VIEW_BATCH) {
     float v[VIEW_BATCH][VIEW_RUN];
 #pragma unroll
     for (int u = 0; u < VIEW_BATCH; ++u) {
@@ -59,6 +71,18 @@ __device__ ProposalResult propose_boundary(const float* __restrict__ row, int L,
         if (g < groups && start + o < L) atomicAdd(&s_hist()[coarse_bin(v[u][o])], 1);
     }
   }
+}
+
+// Unusable when the view holds fewer samples than the deepest requested sample rank.
+__device__ ProposalResult propose_boundary(const float* __restrict__ row, int L, int phase) {
+  ProposalResult p;
+  p.usable = false;
+  p.e0 = quiet_nan();
+  p.e1 = quiet_nan();
+  if (view_samples(L, phase) < MIN_VIEW) return p;
+  clear_hist(COARSE_BINS);
+  __syncthreads();
+  view_hist(row, L, phase, 0, view_groups(L, phase));
   __syncthreads();
   return proposal_from_hist();
 }
