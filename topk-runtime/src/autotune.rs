@@ -97,8 +97,8 @@ pub enum Lookup {
 /// and the default map's 256-thread kernel for short rows), the persistent sampled policies on
 /// the stride view (two strides, two rescue depths), the default margin on 256-thread CTAs for
 /// rows up to 64K (four CTAs per SM keep more short rows in flight), the persistent exact
-/// proposal, the 8- and 16-CTA cluster kernels from 256K and the stage chain from 1M (for few
-/// long rows), and the row-local exact kernels where the rows fit them. A record tuned over
+/// proposal, the 8- and 16-CTA cluster kernels from 256K (exact) and 1M (sampled) and the stage
+/// chain from 1M (for few long rows), and the row-local exact kernels where the rows fit them. A record tuned over
 /// another candidate set (or another codegen version) no longer matches and is ignored.
 pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     // One set per shape bucket: the width thresholds below apply to the bucket's width, so a
@@ -157,6 +157,11 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
         // sm_90).
         out.push(crate::cuda::plan::cluster_spec(k, 8));
         out.push(crate::cuda::plan::cluster_spec(k, 16));
+    }
+    if width >= crate::cuda::plan::SAMPLED_CLUSTER8_FROM_WIDTH {
+        // The same clusters on the default view and margin (one pass over the row).
+        out.push(crate::cuda::plan::sampled_cluster_spec(k, 8, width));
+        out.push(crate::cuda::plan::sampled_cluster_spec(k, 16, width));
     }
     if width >= crate::cuda::plan::STAGED_FROM_WIDTH {
         // Rows spread over chunk CTAs (its stages sample the stride view).

@@ -5,7 +5,7 @@ use cudarc::driver::CudaSlice;
 use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec};
 use topk_runtime::cpu;
 use topk_runtime::cuda::launch::status;
-use topk_runtime::cuda::plan::{cluster_spec, default_spec_on};
+use topk_runtime::cuda::plan::default_spec_on;
 use topk_runtime::cuda::{
     CudaSelector, Gpu, LaunchBuffers, Plan, PlanRequest, SpecSource, Workspace,
 };
@@ -572,8 +572,9 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
     };
     // Register row-local, streaming row-local, persistent (small and large batch; 256-thread
     // CTAs for the large batch of short rows; rho = 2 from 512K), the cluster kernel (16 CTAs
-    // for 1-7 rows, 8 CTAs for 8-16 rows of 1M), the stage chain (8 rows of 4M), K = 2048
-    // (pair-grouped view) and K = 512 (stride view): no spec, the planner's own choice.
+    // for 1-7 rows, exact at 1M and sampled at 4M; 8 CTAs, sampled, for 8 rows of 1M and 4M and
+    // 32 rows of 1M), the stage chain (16 rows of 4M), K = 2048 (pair-grouped view) and
+    // K = 512 (stride view): no spec, the planner's own choice.
     for k in [2048usize, 512] {
         for (rows, width) in [
             (16, 8_192),
@@ -585,6 +586,8 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
             (8, 1 << 20),
             (2, 1 << 22),
             (8, 1 << 22),
+            (32, 1 << 20),
+            (16, 1 << 22),
         ] {
             let case = make_case("gauss", 17 + width as u64, rows, width, width, k);
             let m = case.matrix();
@@ -596,7 +599,11 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
             let expected =
                 default_spec_on(gpu.props().cc_major, k as u32, rows as u32, width as u32);
             let fell_back = expected.mapping == (Mapping::Cluster { ctas: 16 })
-                && plan.spec == cluster_spec(k as u32, 8);
+                && plan.spec
+                    == (Spec {
+                        mapping: Mapping::Cluster { ctas: 8 },
+                        ..expected
+                    });
             assert!(
                 plan.spec == expected || fell_back,
                 "K={k} {rows}x{width}: planned {} instead of {expected}",

@@ -66,6 +66,8 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
         (16, 1 << 18, 8),
         (8, 1 << 20, 8),
         (16, 1 << 21, 8),
+        (32, 1 << 20, 8),
+        (8, 1 << 22, 8),
     ] {
         assert_eq!(cluster_ctas(m_cap, width), Some(ctas), "{m_cap} x {width}");
         let spec = default_spec(2048, m_cap, width);
@@ -99,9 +101,10 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
         );
     }
     for (m_cap, width) in [
-        (17u32, 1u32 << 20),
+        (17u32, 1u32 << 19),
+        (33, 1 << 20),
         (1, 1 << 17),
-        (8, (1 << 21) + 4),
+        (16, 1 << 22),
         (1, (1 << 22) + 4),
     ] {
         assert_eq!(cluster_ctas(m_cap, width), None, "{m_cap} x {width}");
@@ -109,14 +112,48 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
 }
 
 #[test]
+fn long_rows_on_clusters_sample_the_view_and_shorter_ones_build_the_exact_boundary() {
+    use topk_runtime::cuda::plan::{persistent_spec_for, sampled_cluster_spec};
+    for (m_cap, width, ctas) in [
+        (1u32, 1u32 << 21, 16u8),
+        (7, 1 << 22, 16),
+        (8, 1 << 20, 8),
+        (32, 1 << 20, 8),
+        (16, 1 << 21, 8),
+        (8, 1 << 22, 8),
+    ] {
+        let spec = default_spec(2048, m_cap, width);
+        assert_eq!(
+            spec,
+            sampled_cluster_spec(2048, ctas, width),
+            "{m_cap} x {width}"
+        );
+        // The persistent kernel's view and margin for that width, on 1024-thread clusters.
+        let persistent = persistent_spec_for(2048, width);
+        assert_eq!(spec.proposal, persistent.proposal);
+        assert_eq!(spec.view_run, persistent.view_run);
+        assert_eq!(spec.threads, 1024);
+        spec.validate().unwrap();
+    }
+    for (m_cap, width, ctas) in [
+        (1u32, 1u32 << 20, 16u8),
+        (4, 1 << 20, 16),
+        (7, 1 << 18, 16),
+        (8, 1 << 19, 8),
+        (16, 1 << 18, 8),
+    ] {
+        assert_eq!(
+            default_spec(2048, m_cap, width),
+            topk_runtime::cuda::plan::cluster_spec(2048, ctas),
+            "{m_cap} x {width}"
+        );
+    }
+}
+
+#[test]
 fn a_few_very_long_rows_take_the_stage_chain() {
     use topk_runtime::cuda::plan::{context_parallel_spec, staged_pays};
-    for (m_cap, width) in [
-        (8u32, 1u32 << 22),
-        (32, 1 << 22),
-        (8, (1 << 21) + 4),
-        (1, 1 << 30),
-    ] {
+    for (m_cap, width) in [(16u32, 1u32 << 22), (32, 1 << 22), (1, 1 << 30)] {
         assert!(staged_pays(m_cap, width), "{m_cap} x {width}");
         let spec = default_spec(2048, m_cap, width);
         assert_eq!(spec.mapping, Mapping::Staged, "{m_cap} x {width}");
@@ -124,7 +161,7 @@ fn a_few_very_long_rows_take_the_stage_chain() {
         assert_eq!(spec.proposal, context_parallel_spec(2048).proposal);
         assert_eq!(spec.view_run, 1);
     }
-    for (m_cap, width) in [(17u32, 1u32 << 20), (64, 1 << 20), (33, 1 << 22)] {
+    for (m_cap, width) in [(33u32, 1u32 << 20), (64, 1 << 20), (33, 1 << 22)] {
         assert!(!staged_pays(m_cap, width), "{m_cap} x {width}");
         assert_eq!(
             default_spec(2048, m_cap, width).mapping,

@@ -14,7 +14,8 @@ pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 /// the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
 /// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (on 256-thread CTAs up to
 /// [`SHORT_PERSISTENT_WIDTH`]); for a few long rows the cluster kernel, 16 or 8 CTAs per row
-/// ([`cluster_ctas`]), or, for a few very long rows, the stage chain ([`staged_pays`]).
+/// ([`cluster_ctas`]), sampled from 1M-2M scores ([`cluster_samples`]), or, for a few very long
+/// rows, the stage chain ([`staged_pays`]).
 /// The sampled policy keeps the paper's stride 128 at K = 2048 but retains rho = 1.75 instead of
 /// 1.5 and rescues at 2.5K instead of 1.75K: an underfilled row is a tail of extra row passes on
 /// one CTA, and on the H200 the wider margin measured faster over the whole operator matrix
@@ -40,7 +41,11 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
     } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
         rowlocal(RowLocalVariant::Streaming)
     } else if let Some(ctas) = cluster_ctas(m_cap, width).filter(|_| cc_major >= 9) {
-        cluster_spec(k, ctas)
+        if cluster_samples(m_cap, width, ctas) {
+            sampled_cluster_spec(k, ctas, width)
+        } else {
+            cluster_spec(k, ctas)
+        }
     } else if staged_pays(m_cap, width) {
         staged_spec(k)
     } else if width <= SHORT_PERSISTENT_WIDTH && k <= 2048 {
@@ -64,6 +69,16 @@ pub fn cluster_spec(k: u32, ctas: u8) -> Spec {
     }
 }
 
+/// The cluster kernel of `ctas` CTAs per row with the persistent kernel's sampled proposal for
+/// rows of `width` ([`persistent_spec_for`]: its view and margin), on 1024 threads.
+pub fn sampled_cluster_spec(k: u32, ctas: u8, width: u32) -> Spec {
+    Spec {
+        mapping: Mapping::Cluster { ctas },
+        threads: 1024,
+        ..persistent_spec_for(k, width)
+    }
+}
+
 /// The stage chain at rank `k` with the context-parallel policy (its stages sample the stride
 /// view).
 pub fn staged_spec(k: u32) -> Spec {
@@ -79,17 +94,20 @@ pub fn staged_spec(k: u32) -> Spec {
 /// (bench/RESULTS.md, few long rows):
 /// - 16 CTAs (a non-portable cluster size) for 256K-4M scores and at most
 ///   [`CLUSTER16_MAX_ROWS`] rows: 0.62-0.96x the time of 8-CTA clusters at 1-7 rows (the wider
-///   the row, the larger the gain), and faster than the stage chain at 4M; 8 rows take two
-///   waves of 16-CTA clusters there and run 1.2-1.7x slower than 8-CTA ones.
+///   the row, the larger the gain); 8 rows take two waves of 16-CTA clusters there and run
+///   1.2-1.7x slower than 8-CTA ones.
 /// - 8 CTAs for 256K-2M scores and at most 16 rows, about one wave of clusters: 1.0-3.3x faster
 ///   than the persistent pool at 1-16 rows (even at 16 x 256K) and up to 2.7x faster than the
-///   stage chain (even at 16 x 2M); slower than the persistent pool at 32 rows of 1M and than
-///   the stage chain at 16-32 rows of 4M (at 8 x 4M it measured 0.102 ms against the stage
-///   chain's 0.113 once; not a rule yet).
+///   stage chain (even at 16 x 2M).
+/// - 8 CTAs, sampled, for rows of 1M-4M up to [`SAMPLED_CLUSTER_SCORES`] scores per call
+///   (32 x 1M, 16 x 2M, 8 x 4M): 0.57-0.72x the time of the persistent pool at 32 x 1M and
+///   0.49-0.52x that of the stage chain at 8 x 4M; at 64 x 1M the persistent pool is ahead.
 pub fn cluster_ctas(m_cap: u32, width: u32) -> Option<u8> {
     if (CLUSTER_FROM_WIDTH..=CLUSTER16_TO_WIDTH).contains(&width) && m_cap <= CLUSTER16_MAX_ROWS {
         Some(16)
     } else if (CLUSTER_FROM_WIDTH..=CLUSTER_TO_WIDTH).contains(&width) && m_cap <= CLUSTER_MAX_ROWS
+        || (SAMPLED_CLUSTER8_FROM_WIDTH..=CLUSTER16_TO_WIDTH).contains(&width)
+            && m_cap as u64 * width as u64 <= SAMPLED_CLUSTER_SCORES
     {
         Some(8)
     } else {
@@ -97,14 +115,34 @@ pub fn cluster_ctas(m_cap: u32, width: u32) -> Option<u8> {
     }
 }
 
+/// Whether the default cluster kernel of `ctas` CTAs for `m_cap` rows of `width` samples the
+/// row's view (one pass over the row) instead of building the exact coarse boundary (a
+/// histogram pass, then a collection pass). Measured on the H200 (bench/RESULTS.md, few long
+/// rows), sampled against exact at K = 2048:
+/// - 16 CTAs from 2M scores: 0.71-0.85x at 1 x 2M, 0.60-0.63x at 1 x 4M; at 1 x 1M and
+///   4 x 1M the two are within 15% either way, so rows up to 2M keep the exact boundary.
+/// - 8 CTAs from 1M scores and 8 rows: 0.73-0.95x at 8-16 rows of 1M, 0.62-0.68x at 8 x 2M;
+///   at 8 x 512K the two are within 20% either way.
+pub fn cluster_samples(m_cap: u32, width: u32, ctas: u8) -> bool {
+    match ctas {
+        16 => width >= SAMPLED_CLUSTER16_FROM_WIDTH,
+        _ => width >= SAMPLED_CLUSTER8_FROM_WIDTH && m_cap > CLUSTER16_MAX_ROWS,
+    }
+}
+
 /// Row widths and batch sizes the default map sends to the cluster kernel (see
-/// [`cluster_ctas`]).
+/// [`cluster_ctas`] and [`cluster_samples`]).
 pub const CLUSTER_FROM_WIDTH: u32 = 1 << 18;
 pub const CLUSTER_TO_WIDTH: u32 = 1 << 21;
 pub const CLUSTER_MAX_ROWS: u32 = 16;
 pub const CLUSTER16_TO_WIDTH: u32 = 1 << 22;
 /// 16-CTA clusters resident at once on the 132-SM H200 (8 rows took two waves).
 pub const CLUSTER16_MAX_ROWS: u32 = 7;
+pub const SAMPLED_CLUSTER8_FROM_WIDTH: u32 = 1 << 20;
+pub const SAMPLED_CLUSTER16_FROM_WIDTH: u32 = 1 << 21;
+/// Scores per call up to which sampled 8-CTA clusters take rows of 1M-4M (about two waves of
+/// the 15 clusters the H200 holds at once).
+pub const SAMPLED_CLUSTER_SCORES: u64 = 32 << 20;
 
 /// Whether a batch of at most `m_cap` rows of `width` scores takes the stage chain
 /// (`map=staged`) by default: rows of at least 1M scores, and at most one row per 128K scores

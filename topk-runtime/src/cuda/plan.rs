@@ -263,7 +263,8 @@ impl Plan {
             )));
         }
         // The default map's 16-CTA clusters need the non-portable size and one resident cluster
-        // per row; where this device holds fewer (or none), its 8-CTA clusters take the rows.
+        // per row; where this device holds fewer (or none), the same spec on 8-CTA clusters
+        // takes the rows.
         let default_cluster16 = matches!(spec.mapping, topk_dsl::Mapping::Cluster { ctas: 16 })
             && matches!(source, SpecSource::Default | SpecSource::DefaultIgnoring(_));
         let mut spec = spec;
@@ -272,7 +273,10 @@ impl Plan {
             let fits =
                 matches!(&built, Ok(b) if !matches!(b.clusters, Some(n) if n < request.m_cap));
             if !fits {
-                spec = cluster_spec(request.k, 8);
+                spec = Spec {
+                    mapping: topk_dsl::Mapping::Cluster { ctas: 8 },
+                    ..spec
+                };
                 built = load_kernel(gpu, &spec, &request);
             }
         }
