@@ -24,8 +24,8 @@ impl Spec {
     /// | `rho`     | `1.0..=8.0`                                                  |
     /// | `rescue`  | greater than `rho`, at most `8.0`                            |
     ///
-    /// then the combinations: `rowlocal` needs `propose=exact`; `rowlocal` and `cluster` need
-    /// `threads=1024`; `kvsplit` needs a sampled proposal.
+    /// then the combinations: `rowlocal` needs `propose=exact` and `threads=1024`; `cluster`
+    /// needs `threads=512` or `1024`; `kvsplit` needs a sampled proposal.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_k(self.k)?;
         check_dtype(self.dtype)?;
@@ -210,17 +210,21 @@ fn check_mapping_proposal(mapping: Mapping, proposal: Proposal) -> Result<(), Sp
     }
 }
 
-/// Row-local and cluster kernels run one 1024-thread CTA per row (or per row segment), the
-/// width the paper's row-local exact path is written for (§5.5); they take `threads=1024`.
+/// Row-local kernels run one 1024-thread CTA per row, the width the paper's row-local exact path
+/// is written for (§5.5); they take `threads=1024`. Cluster CTAs take 1024 threads (one per SM)
+/// or 512 (two per SM, twice as many clusters resident).
 fn check_mapping_threads(mapping: Mapping, threads: u32) -> Result<(), SpecError> {
     match mapping {
-        Mapping::RowLocal(_) | Mapping::Cluster { .. } if threads != 1024 => {
-            Err(SpecError::conflict(
-                "threads",
-                "map",
-                format!("map={mapping} runs 1024-thread CTAs; set threads=1024, got {threads}"),
-            ))
-        }
+        Mapping::RowLocal(_) if threads != 1024 => Err(SpecError::conflict(
+            "threads",
+            "map",
+            format!("map={mapping} runs 1024-thread CTAs; set threads=1024, got {threads}"),
+        )),
+        Mapping::Cluster { .. } if threads != 1024 && threads != 512 => Err(SpecError::conflict(
+            "threads",
+            "map",
+            format!("map={mapping} runs 512- or 1024-thread CTAs; set threads=512 or 1024, got {threads}"),
+        )),
         _ => Ok(()),
     }
 }

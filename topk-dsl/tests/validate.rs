@@ -222,8 +222,8 @@ fn kvsplit_needs_a_sampled_proposal() {
 }
 
 #[test]
-fn rowlocal_and_cluster_need_1024_threads() {
-    for map in ["rowlocal(register)", "rowlocal(streaming)", "cluster(8)"] {
+fn rowlocal_needs_1024_threads_and_cluster_512_or_1024() {
+    for map in ["rowlocal(register)", "rowlocal(streaming)"] {
         for t in [128, 256, 512] {
             assert_breaks(
                 &format!("map={map},propose=exact,threads={t}"),
@@ -231,6 +231,14 @@ fn rowlocal_and_cluster_need_1024_threads() {
             );
         }
     }
+    for t in [128, 256] {
+        assert_breaks(
+            &format!("map=cluster(8),propose=exact,threads={t}"),
+            &["threads", "map"],
+        );
+    }
+    assert_valid("map=cluster(8),propose=exact,threads=512");
+    assert_valid("map=cluster(16),threads=512");
     // The other mappings take any supported block size.
     assert_valid("map=kvsplit(2),threads=1024");
     assert_valid("map=persistent,threads=128");

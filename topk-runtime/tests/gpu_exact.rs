@@ -209,7 +209,14 @@ fn specs(k: u32) -> Vec<Spec> {
         // 16-CTA clusters (non-portable size).
         spec_with(k, Mapping::Cluster { ctas: 16 }, Proposal::Exact, 1024),
         // Sampled clusters: a narrow margin with a rescue boundary (so that primary, rescue and
-        // recovery rows occur), and the pair-grouped view on 16 CTAs.
+        // recovery rows occur), on 1024- and 512-thread CTAs, and the pair-grouped view on 16
+        // CTAs.
+        spec_with(
+            k,
+            Mapping::Cluster { ctas: 8 },
+            sampled(128, Some(Centi(175))),
+            512,
+        ),
         spec_with(
             k,
             Mapping::Cluster { ctas: 8 },
