@@ -579,8 +579,8 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
     };
     // Register row-local, streaming row-local, persistent (small and large batch; 256-thread
     // CTAs for the large batch of short rows; rho = 2 from 512K), the cluster kernel (16 CTAs
-    // for 1-7 rows, exact at 1M and sampled at 4M; 8 CTAs, sampled, for 8 rows of 1M and 4M and
-    // 32 rows of 1M), the stage chain (16 rows of 4M), K = 2048 (pair-grouped view) and
+    // for 1-7 rows, exact at 1M and sampled at 4M; 8 CTAs, sampled, for 8 rows of 1M and 4M,
+    // and on 512-thread CTAs for 16 and 32 rows of 1M), the stage chain (16 rows of 4M), K = 2048 (pair-grouped view) and
     // K = 512 (stride view): no spec, the planner's own choice.
     for k in [2048usize, 512] {
         for (rows, width) in [
@@ -593,6 +593,7 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
             (8, 1 << 20),
             (2, 1 << 22),
             (8, 1 << 22),
+            (16, 1 << 20),
             (32, 1 << 20),
             (16, 1 << 22),
         ] {

@@ -42,7 +42,10 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
         rowlocal(RowLocalVariant::Streaming)
     } else if let Some(ctas) = cluster_ctas(m_cap, width).filter(|_| cc_major >= 9) {
         if cluster_samples(m_cap, width, ctas) {
-            sampled_cluster_spec(k, ctas, width)
+            Spec {
+                threads: sampled_cluster_threads(m_cap, ctas),
+                ..sampled_cluster_spec(k, ctas, width)
+            }
         } else {
             cluster_spec(k, ctas)
         }
@@ -70,7 +73,8 @@ pub fn cluster_spec(k: u32, ctas: u8) -> Spec {
 }
 
 /// The cluster kernel of `ctas` CTAs per row with the persistent kernel's sampled proposal for
-/// rows of `width` ([`persistent_spec_for`]: its view and margin), on 1024 threads.
+/// rows of `width` ([`persistent_spec_for`]: its view and margin), on 1024 threads (the default
+/// map takes 512 for many rows, [`sampled_cluster_threads`]).
 pub fn sampled_cluster_spec(k: u32, ctas: u8, width: u32) -> Spec {
     Spec {
         mapping: Mapping::Cluster { ctas },
@@ -130,8 +134,21 @@ pub fn cluster_samples(m_cap: u32, width: u32, ctas: u8) -> bool {
     }
 }
 
+/// Threads per CTA of the default sampled cluster kernel of `ctas` CTAs for `m_cap` rows: 512
+/// (two CTAs per SM, twice as many clusters resident) for 8-CTA clusters from
+/// [`CLUSTER512_FROM_ROWS`] rows, else 1024. Measured on the H200 (bench/RESULTS.md, few long
+/// rows): 512 threads run 16 rows of 1M-2M in 0.73-0.77x the time of 1024 (one wave of 16
+/// clusters instead of two of 15) and 32 rows of 1M in 0.96x, but 8 rows in 1.21-1.40x.
+pub fn sampled_cluster_threads(m_cap: u32, ctas: u8) -> u32 {
+    if ctas == 8 && m_cap >= CLUSTER512_FROM_ROWS {
+        512
+    } else {
+        1024
+    }
+}
+
 /// Row widths and batch sizes the default map sends to the cluster kernel (see
-/// [`cluster_ctas`] and [`cluster_samples`]).
+/// [`cluster_ctas`], [`cluster_samples`] and [`sampled_cluster_threads`]).
 pub const CLUSTER_FROM_WIDTH: u32 = 1 << 18;
 pub const CLUSTER_TO_WIDTH: u32 = 1 << 21;
 pub const CLUSTER_MAX_ROWS: u32 = 16;
@@ -140,6 +157,8 @@ pub const CLUSTER16_TO_WIDTH: u32 = 1 << 22;
 pub const CLUSTER16_MAX_ROWS: u32 = 7;
 pub const SAMPLED_CLUSTER8_FROM_WIDTH: u32 = 1 << 20;
 pub const SAMPLED_CLUSTER16_FROM_WIDTH: u32 = 1 << 21;
+/// More rows than the H200 holds 1024-thread 8-CTA clusters at once (15).
+pub const CLUSTER512_FROM_ROWS: u32 = 16;
 /// Scores per call up to which sampled 8-CTA clusters take rows of 1M-4M (about two waves of
 /// the 15 clusters the H200 holds at once).
 pub const SAMPLED_CLUSTER_SCORES: u64 = 32 << 20;
