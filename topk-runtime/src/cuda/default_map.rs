@@ -104,8 +104,9 @@ pub fn staged_spec(k: u32) -> Spec {
 ///   than the persistent pool at 1-16 rows (even at 16 x 256K) and up to 2.7x faster than the
 ///   stage chain (even at 16 x 2M).
 /// - 8 CTAs, sampled, for rows of 1M-4M up to [`SAMPLED_CLUSTER_SCORES`] scores per call
-///   (32 x 1M, 16 x 2M, 8 x 4M): 0.57-0.72x the time of the persistent pool at 32 x 1M and
-///   0.49-0.52x that of the stage chain at 8 x 4M; at 64 x 1M the persistent pool is ahead.
+///   (32 x 1M, 16 x 2M, 8 x 4M): 0.62-0.72x the time of the persistent pool at 32 x 1M and
+///   about half that of the stage chain at 8 x 4M (0.056-0.060 against 0.114 ms); at 64 x 1M
+///   the persistent pool is ahead on indexer rows (0.127 against 0.144 ms).
 pub fn cluster_ctas(m_cap: u32, width: u32) -> Option<u8> {
     if (CLUSTER_FROM_WIDTH..=CLUSTER16_TO_WIDTH).contains(&width) && m_cap <= CLUSTER16_MAX_ROWS {
         Some(16)
@@ -124,9 +125,10 @@ pub fn cluster_ctas(m_cap: u32, width: u32) -> Option<u8> {
 /// histogram pass, then a collection pass). Measured on the H200 (bench/RESULTS.md, few long
 /// rows), sampled against exact at K = 2048:
 /// - 16 CTAs from 2M scores: 0.71-0.85x at 1 x 2M, 0.60-0.63x at 1 x 4M; at 1 x 1M and
-///   4 x 1M the two are within 15% either way, so rows up to 2M keep the exact boundary.
-/// - 8 CTAs from 1M scores and 8 rows: 0.73-0.95x at 8-16 rows of 1M, 0.62-0.68x at 8 x 2M;
-///   at 8 x 512K the two are within 20% either way.
+///   4 x 1M sampled was faster on indexer rows (0.88-0.93x) and slower on i.i.d. ones
+///   (1.18-1.20x), so rows below 2M keep the exact boundary.
+/// - 8 CTAs from 1M scores and 8 rows: 0.72-0.95x at 8-16 rows of 1M, 0.62-0.68x at 8 x 2M;
+///   at 8 x 512K sampled was slower (1.14-1.25x with the pair view).
 pub fn cluster_samples(m_cap: u32, width: u32, ctas: u8) -> bool {
     match ctas {
         16 => width >= SAMPLED_CLUSTER16_FROM_WIDTH,
