@@ -139,6 +139,11 @@ fn long_rows_on_clusters_sample_the_view_and_shorter_ones_build_the_exact_bounda
         assert_eq!(spec.view_run, persistent.view_run);
         spec.validate().unwrap();
     }
+    // Below K = 256 the proposal is exact: the exact cluster kernel on 1024 threads.
+    assert_eq!(
+        default_spec(128, 32, 1 << 20),
+        topk_runtime::cuda::plan::cluster_spec(128, 8)
+    );
     for (m_cap, width, ctas) in [
         (1u32, 1u32 << 20, 16u8),
         (4, 1 << 20, 16),

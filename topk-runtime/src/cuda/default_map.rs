@@ -41,10 +41,12 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
     } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
         rowlocal(RowLocalVariant::Streaming)
     } else if let Some(ctas) = cluster_ctas(m_cap, width).filter(|_| cc_major >= 9) {
-        if cluster_samples(m_cap, width, ctas) {
+        let sampled = sampled_cluster_spec(k, ctas, width);
+        // Below K = 256 the persistent policy proposes exactly: then so does the cluster.
+        if cluster_samples(m_cap, width, ctas) && sampled.proposal != Proposal::Exact {
             Spec {
                 threads: sampled_cluster_threads(m_cap, ctas),
-                ..sampled_cluster_spec(k, ctas, width)
+                ..sampled
             }
         } else {
             cluster_spec(k, ctas)
