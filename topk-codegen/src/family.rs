@@ -169,7 +169,8 @@ impl Layout {
     }
 }
 
-/// Whether the family samples: the persistent and KV-split families honour a sampled proposal.
+/// Whether the family samples: the persistent, KV-split and cluster families honour a sampled
+/// proposal.
 pub(crate) fn samples(spec: &Spec, family: Family) -> bool {
     matches!(
         family,

@@ -160,7 +160,12 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     }
     if width >= crate::cuda::plan::SAMPLED_CLUSTER8_FROM_WIDTH {
         // The same clusters on the default view and margin (one pass over the row).
-        out.push(crate::cuda::plan::sampled_cluster_spec(k, 8, width));
+        let sampled8 = crate::cuda::plan::sampled_cluster_spec(k, 8, width);
+        out.push(sampled8);
+        out.push(Spec {
+            threads: 512,
+            ..sampled8
+        });
         out.push(crate::cuda::plan::sampled_cluster_spec(k, 16, width));
     }
     if width >= crate::cuda::plan::STAGED_FROM_WIDTH {

@@ -139,6 +139,9 @@ fn long_rows_on_clusters_sample_the_view_and_shorter_ones_build_the_exact_bounda
         assert_eq!(spec.view_run, persistent.view_run);
         spec.validate().unwrap();
     }
+    // Above K = 2048 two 512-thread CTAs would not fit an SM: 1024 threads.
+    assert_eq!(default_spec(4096, 16, 1 << 20).threads, 1024);
+    assert_eq!(default_spec(2048, 16, 1 << 20).threads, 512);
     // Below K = 256 the proposal is exact: the exact cluster kernel on 1024 threads.
     assert_eq!(
         default_spec(128, 32, 1 << 20),

@@ -45,7 +45,7 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
         // Below K = 256 the persistent policy proposes exactly: then so does the cluster.
         if cluster_samples(m_cap, width, ctas) && sampled.proposal != Proposal::Exact {
             Spec {
-                threads: sampled_cluster_threads(m_cap, ctas),
+                threads: sampled_cluster_threads(k, m_cap, ctas),
                 ..sampled
             }
         } else {
@@ -138,13 +138,14 @@ pub fn cluster_samples(m_cap: u32, width: u32, ctas: u8) -> bool {
     }
 }
 
-/// Threads per CTA of the default sampled cluster kernel of `ctas` CTAs for `m_cap` rows: 512
-/// (two CTAs per SM, twice as many clusters resident) for 8-CTA clusters from
-/// [`CLUSTER512_FROM_ROWS`] rows, else 1024. Measured on the H200 (bench/RESULTS.md, few long
+/// Threads per CTA of the default sampled cluster kernel of `ctas` CTAs for `m_cap` rows at rank
+/// `k`: 512 (two CTAs per SM, twice as many clusters resident) for 8-CTA clusters from
+/// [`CLUSTER512_FROM_ROWS`] rows at K <= 2048, else 1024. Measured on the H200 (bench/RESULTS.md, few long
 /// rows): 512 threads run 16 rows of 1M-2M in 0.73-0.77x the time of 1024 (one wave of 16
 /// clusters instead of two of 15) and 32 rows of 1M in 0.96x, but 8 rows in 1.21-1.40x.
-pub fn sampled_cluster_threads(m_cap: u32, ctas: u8) -> u32 {
-    if ctas == 8 && m_cap >= CLUSTER512_FROM_ROWS {
+pub fn sampled_cluster_threads(k: u32, m_cap: u32, ctas: u8) -> u32 {
+    // Above K = 2048 the frontier doubles and two CTAs no longer fit an SM's shared memory.
+    if ctas == 8 && m_cap >= CLUSTER512_FROM_ROWS && k <= 2048 {
         512
     } else {
         1024

@@ -264,7 +264,9 @@ impl Plan {
         }
         // The default map's 16-CTA clusters need the non-portable size and one resident cluster
         // per row; where this device holds fewer (or none), the same spec on 8-CTA clusters
-        // takes the rows.
+        // takes the rows (a sampled one stays sampled: at 1 row of 2M-4M, where 16-CTA clusters
+        // sample, sampled 8-CTA clusters took 0.029-0.044 ms and exact ones 0.053-0.088 ms in
+        // an earlier run, bench/RESULTS.md).
         let default_cluster16 = matches!(spec.mapping, topk_dsl::Mapping::Cluster { ctas: 16 })
             && matches!(source, SpecSource::Default | SpecSource::DefaultIgnoring(_));
         let mut spec = spec;
