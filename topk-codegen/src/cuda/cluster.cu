@@ -55,6 +55,17 @@ __device__ __forceinline__ u32 dsmem_add(u32 a, u32 v) {
   return old;
 }
 
+// Rank 0 only, after a cluster barrier that follows every CTA's last histogram update: adds
+// the other CTAs' coarse histograms to its own through DSMEM; ends with a block barrier.
+__device__ __forceinline__ void rank0_sum_hist() {
+  for (int bin = threadIdx.x; bin < COARSE_BINS; bin += THREADS) {
+    u32 sum = (u32)s_hist()[bin];
+    for (u32 r = 1; r < CLUSTER_CTAS; ++r) sum += dsmem_load(dsmem(&s_hist()[bin], r));
+    s_hist()[bin] = (int)sum;
+  }
+  __syncthreads();
+}
+
 // Appends (key, idx) to rank 0's frontier: its shared buffer 0 through DSMEM, continuing in its
 // global spill slice.
 __device__ __forceinline__ void append_to_rank0(u32 count_at, u32 keys0, u32 idx0, u32 key, int idx,
@@ -112,12 +123,7 @@ __device__ int cluster_sampled_row(const float* __restrict__ row_ptr, int L, int
   __syncthreads();
   cluster_sync();
   if (rank == 0) {
-    for (int bin = threadIdx.x; bin < COARSE_BINS; bin += THREADS) {
-      u32 sum = (u32)s_hist()[bin];
-      for (u32 r = 1; r < CLUSTER_CTAS; ++r) sum += dsmem_load(dsmem(&s_hist()[bin], r));
-      s_hist()[bin] = (int)sum;
-    }
-    __syncthreads();
+    rank0_sum_hist();
     proposal_from_hist();  // endpoints in rank 0's SCRATCH_F0 / SCRATCH_F1
     if (threadIdx.x == 0) {
       *s_counter(C_COUNT) = 0;
@@ -191,12 +197,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
       cluster_sync();
       // 2. Rank 0 sums the histograms and finds tau* (eq. 20).
       if (rank == 0) {
-        for (int bin = threadIdx.x; bin < COARSE_BINS; bin += THREADS) {
-          u32 sum = (u32)s_hist()[bin];
-          for (u32 r = 1; r < CLUSTER_CTAS; ++r) sum += dsmem_load(dsmem(&s_hist()[bin], r));
-          s_hist()[bin] = (int)sum;
-        }
-        __syncthreads();
+        rank0_sum_hist();
         const Boundary bd = find_boundary<COARSE_BINS>(K);
         coarse_endpoints_to_scratch(bd.bin, bd.bin - 1);
         if (threadIdx.x == 0) {
