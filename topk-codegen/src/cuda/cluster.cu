@@ -125,11 +125,7 @@ __device__ int cluster_sampled_row(const float* __restrict__ row_ptr, int L, int
   if (rank == 0) {
     rank0_sum_hist();
     proposal_from_hist();  // endpoints in rank 0's SCRATCH_F0 / SCRATCH_F1
-    if (threadIdx.x == 0) {
-      *s_counter(C_COUNT) = 0;
-      *s_counter(C_OUT) = 0;
-      *s_counter(C_TIES) = 0;
-    }
+    reset_row_counters();
   }
   cluster_sync();
   const float e0 = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
@@ -179,7 +175,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     float lo = 0.0f, hi = quiet_nan();
     int quota = K;
     if (SAMPLED) {
-      const int phase = (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1));
+      const int phase = view_phase(row);
       route = cluster_sampled_row(row_ptr, L, a, b, phase, rank, c, control, lo);
     }
     if (route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT) {
@@ -200,12 +196,8 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
         rank0_sum_hist();
         const Boundary bd = find_boundary<COARSE_BINS>(K);
         coarse_endpoints_to_scratch(bd.bin, bd.bin - 1);
-        if (threadIdx.x == 0) {
-          s_scratch()[SCRATCH_QUOTA] = K - bd.before;
-          *s_counter(C_COUNT) = 0;
-          *s_counter(C_OUT) = 0;
-          *s_counter(C_TIES) = 0;
-        }
+        if (threadIdx.x == 0) s_scratch()[SCRATCH_QUOTA] = K - bd.before;
+        reset_row_counters();
       }
       cluster_sync();
       // 3. Every CTA commits its scores above the boundary bin and sends the bin's scores to

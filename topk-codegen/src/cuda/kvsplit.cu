@@ -66,7 +66,7 @@ __device__ int stage_segment(const float* __restrict__ row, int lo, int hi, floa
 __device__ int finish_split_row(const GlobalRow& src, const ProposalResult& p, const int* sw,
                                 int* spill, int slot, int* __restrict__ out_row, RowCtx& c,
                                 int& q0) {
-  if (threadIdx.x == 0) { *s_counter(C_COUNT) = 0; *s_counter(C_OUT) = 0; *s_counter(C_TIES) = 0; }
+  reset_row_counters();
   __syncthreads();
   int total = 0;
   for (int s = 0; s < SPLITS; ++s) total += load_cg_int(sw + 2 + s);
@@ -133,7 +133,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
       while (*reinterpret_cast<volatile int*>(sw + 1) != use) __nanosleep(100);
     }
     __syncthreads();
-    const int phase = (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1));
+    const int phase = view_phase(row);
     ProposalResult p;
     p.usable = false;
     p.e0 = quiet_nan();

@@ -21,7 +21,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     src.p = row_ptr;
     src.L = L;
     int q0 = 0;
-    const int phase = SAMPLED ? (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1)) : 0;
+    const int phase = SAMPLED ? view_phase(row) : 0;
     const int route = select_row(src, row_ptr, L, phase, out + (long long)row * out_pitch, c, q0);
     finish_row(c, row, route, q0, control, row_info);
     if (threadIdx.x == 0) next_row = (int)gridDim.x + atomicAdd(reinterpret_cast<int*>(control), 1);

@@ -16,6 +16,20 @@ struct RowCtx {
   bool nan;       // this thread saw a NaN
 };
 
+// The row's view phase (eq. 13): the same as the CPU backend's `Spec::view_phase`.
+__device__ __forceinline__ int view_phase(int row) {
+  return (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1));
+}
+
+// Thread 0 zeroes the row's frontier, output and tie counters (a barrier follows before use).
+__device__ __forceinline__ void reset_row_counters() {
+  if (threadIdx.x == 0) {
+    *s_counter(C_COUNT) = 0;
+    *s_counter(C_OUT) = 0;
+    *s_counter(C_TIES) = 0;
+  }
+}
+
 // A row streamed from global memory.
 struct GlobalRow {
   const float* p;

@@ -10,7 +10,7 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
     for (int i = threadIdx.x; i < K; i += THREADS) out_row[i] = i < L ? i : -1;
     return ROUTE_SHORT;
   }
-  if (threadIdx.x == 0) { *s_counter(C_COUNT) = 0; *s_counter(C_OUT) = 0; *s_counter(C_TIES) = 0; }
+  reset_row_counters();
   __syncthreads();
   int route = ROUTE_DIRECT_EXACT;
   float lo = 0.0f, hi = quiet_nan();

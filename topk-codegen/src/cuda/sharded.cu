@@ -144,7 +144,7 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
     u32* cur = w.local + (long long)row * 4;
     u32* keys = w.cand_keys + (long long)row * CANDS;
     int* pos = w.cand_pos + (long long)row * CANDS;
-    const int phase = (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1));
+    const int phase = view_phase(row);
     const int view = L > phase ? (L - phase - 1) / STRIDE + 1 : 0;
     const bool active = L > K;
     const bool usable = active && SAMPLED && view >= MIN_VIEW;

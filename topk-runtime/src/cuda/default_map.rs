@@ -41,16 +41,7 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
     } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
         rowlocal(RowLocalVariant::Streaming)
     } else if let Some(ctas) = cluster_ctas(m_cap, width).filter(|_| cc_major >= 9) {
-        let sampled = sampled_cluster_spec(k, ctas, width);
-        // Below K = 256 the persistent policy proposes exactly: then so does the cluster.
-        if cluster_samples(m_cap, width, ctas) && sampled.proposal != Proposal::Exact {
-            Spec {
-                threads: sampled_cluster_threads(k, m_cap, ctas),
-                ..sampled
-            }
-        } else {
-            cluster_spec(k, ctas)
-        }
+        default_cluster_spec(k, m_cap, width, ctas)
     } else if staged_pays(m_cap, width) {
         staged_spec(k)
     } else if width <= SHORT_PERSISTENT_WIDTH && k <= 2048 {
@@ -71,6 +62,21 @@ pub fn cluster_spec(k: u32, ctas: u8) -> Spec {
         proposal: Proposal::Exact,
         threads: 1024,
         ..context_parallel_spec(k)
+    }
+}
+
+/// The default map's cluster kernel of `ctas` CTAs for `m_cap` rows of `width`: sampled where
+/// [`cluster_samples`] says so (on [`sampled_cluster_threads`] threads), else exact.
+fn default_cluster_spec(k: u32, m_cap: u32, width: u32, ctas: u8) -> Spec {
+    let sampled = sampled_cluster_spec(k, ctas, width);
+    // Below K = 256 the persistent policy proposes exactly: then so does the cluster.
+    if cluster_samples(m_cap, width, ctas) && sampled.proposal != Proposal::Exact {
+        Spec {
+            threads: sampled_cluster_threads(k, m_cap, ctas),
+            ..sampled
+        }
+    } else {
+        cluster_spec(k, ctas)
     }
 }
 
