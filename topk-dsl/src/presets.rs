@@ -112,6 +112,20 @@ pub const PRESETS: &[Preset] = &[
         },
     },
     Preset {
+        name: "persistent-t384",
+        about: "persistent pool of three 384-thread CTAs per SM, stride-128 pair view (many rows up to 128K)",
+        spec: Spec {
+            threads: 384,
+            view_run: 2,
+            proposal: Proposal::Sampled {
+                stride: 128,
+                rho: Centi(175),
+                rescue: Some(Centi(250)),
+            },
+            ..BASE
+        },
+    },
+    Preset {
         name: "persistent-exact-k512",
         about: "persistent 512-thread CTA per row at K = 512, exact coarse boundary",
         spec: Spec {

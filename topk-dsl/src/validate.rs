@@ -4,7 +4,7 @@
 use crate::{Centi, Digits, Dtype, Mapping, Proposal, Spec, SpecError, MAX_K};
 
 /// Block sizes the kernels are written for.
-const THREADS: [u32; 4] = [128, 256, 512, 1024];
+const THREADS: [u32; 5] = [128, 256, 384, 512, 1024];
 /// Largest ratio `rho` or `rescue` may take.
 const MAX_RATIO: Centi = Centi(800);
 
@@ -16,7 +16,7 @@ impl Spec {
     /// |-----------|--------------------------------------------------------------|
     /// | `k`       | `1..=16384` ([`MAX_K`])                                      |
     /// | `dtype`   | `f32`                                                        |
-    /// | `threads` | one of 128, 256, 512, 1024                                   |
+    /// | `threads` | one of 128, 256, 384, 512, 1024                              |
     /// | `coarse`  | `8..=12` bits                                                |
     /// | `digits`  | 3 or 4 widths, each `1..=12`, summing to 32                  |
     /// | `map`     | `kvsplit(2\|4\|8)`, `cluster(8\|16)` (`persistent`, `rowlocal(..)`, `staged` as they are) |
@@ -25,7 +25,8 @@ impl Spec {
     /// | `rescue`  | greater than `rho`, at most `8.0`                            |
     ///
     /// then the combinations: `rowlocal` needs `propose=exact` and `threads=1024`; `cluster`
-    /// needs `threads=512` or `1024`; `kvsplit` needs a sampled proposal.
+    /// needs `threads=512` or `1024`; `threads=384` needs `map=persistent`; `kvsplit` needs a
+    /// sampled proposal.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_k(self.k)?;
         check_dtype(self.dtype)?;
@@ -60,15 +61,16 @@ fn check_dtype(dtype: Dtype) -> Result<(), SpecError> {
     }
 }
 
-/// `threads` is 128, 256, 512 or 1024: whole warps, a power of two so block prefix sums and
-/// reductions are balanced trees, and at most the CUDA limit of 1024 threads per block.
+/// `threads` is 128, 256, 384, 512 or 1024: whole warps (the block primitives scan at most 32
+/// warp sums), and at most the CUDA limit of 1024 threads per block. 384 is three CTAs per SM
+/// for the persistent pool (see `check_mapping_threads`).
 fn check_threads(threads: u32) -> Result<(), SpecError> {
     if THREADS.contains(&threads) {
         Ok(())
     } else {
         Err(SpecError::invalid(
             "threads",
-            format!("must be one of 128, 256, 512 or 1024, got {threads}"),
+            format!("must be one of 128, 256, 384, 512 or 1024, got {threads}"),
         ))
     }
 }
@@ -212,9 +214,16 @@ fn check_mapping_proposal(mapping: Mapping, proposal: Proposal) -> Result<(), Sp
 
 /// Row-local kernels run one 1024-thread CTA per row, the width the paper's row-local exact path
 /// is written for (§5.5); they take `threads=1024`. Cluster CTAs take 1024 threads (one per SM)
-/// or 512 (two per SM, twice as many clusters resident).
+/// or 512 (two per SM, twice as many clusters resident). 384-thread CTAs (three per SM, which
+/// keeps more rows in flight on calls of many rows up to 128K) are sized for the persistent
+/// pool alone: its shared frontier fits three times on an SM.
 fn check_mapping_threads(mapping: Mapping, threads: u32) -> Result<(), SpecError> {
     match mapping {
+        Mapping::KvSplit { .. } | Mapping::Staged if threads == 384 => Err(SpecError::conflict(
+            "threads",
+            "map",
+            format!("threads=384 is written for map=persistent only; use 256 or 512 for map={mapping}"),
+        )),
         Mapping::RowLocal(_) if threads != 1024 => Err(SpecError::conflict(
             "threads",
             "map",

@@ -94,6 +94,13 @@ fn presets_carry_the_papers_constants() {
             1024,
             2048,
         ),
+        (
+            "persistent-t384",
+            Mapping::Persistent,
+            Some((128, 175, Some(250))),
+            384,
+            2048,
+        ),
         ("persistent-exact-k512", Mapping::Persistent, None, 512, 512),
     ];
     assert_eq!(PRESETS.len(), expected.len());
@@ -112,6 +119,8 @@ fn presets_carry_the_papers_constants() {
             mapping,
             proposal,
             threads,
+            // The three-CTA preset is the default map's, which groups its view in pairs.
+            view_run: if threads == 384 { 2 } else { 1 },
             ..Spec::default()
         };
         assert_eq!(spec, want, "{name}");

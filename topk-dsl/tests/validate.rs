@@ -59,10 +59,10 @@ fn large_k_stays_valid_with_a_sampled_proposal() {
 
 #[test]
 fn threads_is_a_supported_block_size() {
-    for t in [128, 256, 512, 1024] {
+    for t in [128, 256, 384, 512, 1024] {
         assert_valid(&format!("threads={t}"));
     }
-    for t in [0, 64, 96, 384, 2048] {
+    for t in [0, 64, 96, 320, 768, 2048] {
         assert_breaks(&format!("threads={t}"), &["threads"]);
     }
 }
@@ -231,7 +231,7 @@ fn rowlocal_needs_1024_threads_and_cluster_512_or_1024() {
             );
         }
     }
-    for t in [128, 256] {
+    for t in [128, 256, 384] {
         assert_breaks(
             &format!("map=cluster(8),propose=exact,threads={t}"),
             &["threads", "map"],
@@ -242,6 +242,19 @@ fn rowlocal_needs_1024_threads_and_cluster_512_or_1024() {
     // The other mappings take any supported block size.
     assert_valid("map=kvsplit(2),threads=1024");
     assert_valid("map=persistent,threads=128");
+}
+
+#[test]
+fn three_cta_block_size_is_for_the_persistent_pool_only() {
+    assert_valid("map=persistent,threads=384");
+    assert_valid("map=persistent,propose=exact,threads=384");
+    for map in ["kvsplit(2)", "kvsplit(8)", "staged"] {
+        assert_breaks(&format!("map={map},threads=384"), &["threads", "map"]);
+    }
+    assert_breaks(
+        "map=rowlocal(streaming),propose=exact,threads=384",
+        &["threads", "map"],
+    );
 }
 
 #[test]

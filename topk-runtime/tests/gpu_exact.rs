@@ -186,6 +186,11 @@ fn specs(k: u32) -> Vec<Spec> {
         ),
         spec_with(k, Mapping::Persistent, Proposal::Exact, 512),
         spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(250))), 256),
+        // Three CTAs per SM, with the pair view (the default for many rows up to 128K).
+        Spec {
+            view_run: 2,
+            ..spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(175))), 384)
+        },
         spec_with(
             k,
             Mapping::RowLocal(RowLocalVariant::Streaming),

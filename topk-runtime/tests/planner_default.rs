@@ -184,21 +184,36 @@ fn a_few_very_long_rows_take_the_stage_chain() {
 }
 
 #[test]
-fn short_persistent_rows_take_256_thread_ctas_up_to_64k() {
-    use topk_runtime::cuda::plan::{persistent_spec, SHORT_PERSISTENT_WIDTH};
-    for width in [40_000, 49_152, SHORT_PERSISTENT_WIDTH] {
-        let spec = default_spec(2048, 24_576, width);
-        assert_eq!(spec.mapping, Mapping::Persistent, "width {width}");
-        assert_eq!(spec.threads, 256, "width {width}");
+fn persistent_block_size_follows_width_and_batch() {
+    use topk_runtime::cuda::plan::{
+        persistent_spec, SHORT_PERSISTENT_WIDTH, TRIPLE_CTA_FROM_ROWS, TRIPLE_CTA_MAX_WIDTH,
+    };
+    let threads = |m_cap, width| {
+        let spec = default_spec(2048, m_cap, width);
+        assert_eq!(spec.mapping, Mapping::Persistent, "{m_cap} x {width}");
         // Same policy and view as the wide-row default: only the CTA size differs.
         assert_eq!(spec.proposal, persistent_spec(2048).proposal);
         assert_eq!(spec.view_run, persistent_spec(2048).view_run);
+        spec.threads
+    };
+    // Short rows: four CTAs per SM, three once the call has many rows.
+    for width in [49_152, SHORT_PERSISTENT_WIDTH] {
+        assert_eq!(threads(1024, width), 256, "width {width}");
+        assert_eq!(threads(TRIPLE_CTA_FROM_ROWS - 1, width), 256, "width {width}");
+        assert_eq!(threads(TRIPLE_CTA_FROM_ROWS, width), 384, "width {width}");
+        assert_eq!(threads(24_576, width), 384, "width {width}");
     }
-    assert_eq!(
-        default_spec(2048, 24_576, SHORT_PERSISTENT_WIDTH + 1).threads,
-        512
-    );
+    // Up to 128K: three CTAs per SM for many rows, two for fewer.
+    assert_eq!(threads(1024, TRIPLE_CTA_MAX_WIDTH), 512);
+    assert_eq!(threads(TRIPLE_CTA_FROM_ROWS, TRIPLE_CTA_MAX_WIDTH), 384);
+    assert_eq!(threads(8192, TRIPLE_CTA_MAX_WIDTH), 384);
+    // Wider rows: two CTAs per SM at every batch.
+    assert_eq!(threads(8192, TRIPLE_CTA_MAX_WIDTH + 1), 512);
+    assert_eq!(threads(24_576, SHORT_PERSISTENT_WIDTH + 1), 384);
+    assert_eq!(threads(512, SHORT_PERSISTENT_WIDTH + 1), 512);
+    // K above 2048 keeps 512 threads (its frontier leaves room for two CTAs).
     assert_eq!(default_spec(4096, 24_576, 40_000).threads, 512);
+    assert_eq!(default_spec(4096, 8192, 1 << 17).threads, 512);
 }
 
 #[test]

@@ -36,7 +36,7 @@ use proc_macro::TokenStream;
 /// | `rescue`  | decimal above `rho`, at most `8.0`, or `none` (sampled only) | `1.75`       |
 /// | `coarse`  | integer, `8..=12` bits                                       | `11`         |
 /// | `digits`  | `"11+11+10"` or `[11, 11, 10]`: 3 or 4 widths of `1..=12` summing to 32 | `11+11+10` |
-/// | `threads` | integer, 128, 256, 512 or 1024                               | `512`        |
+/// | `threads` | integer, 128, 256, 384, 512 or 1024                          | `512`        |
 ///
 /// `map = cluster` means `cluster(8)`. `stride`, `rho` or `rescue` without `propose` mean
 /// `propose = sampled`; with `propose = exact` they are an error. `rowlocal_*` and `cluster`

@@ -12,8 +12,8 @@ pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 /// The default execution map (paper Fig. 6, simplified to the families generated so far):
 /// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
 /// the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
-/// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (on 256-thread CTAs up to
-/// [`SHORT_PERSISTENT_WIDTH`]); for a few long rows the cluster kernel, 16 or 8 CTAs per row
+/// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (block size from
+/// [`persistent_threads`]); for a few long rows the cluster kernel, 16 or 8 CTAs per row
 /// ([`cluster_ctas`]), sampled from 1M-2M scores ([`cluster_samples`]), or, for a few very long
 /// rows, the stage chain ([`staged_pays`]).
 /// The sampled policy keeps the paper's stride 128 at K = 2048 but retains rho = 1.75 instead of
@@ -44,15 +44,40 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
         default_cluster_spec(k, m_cap, width, ctas)
     } else if staged_pays(m_cap, width) {
         staged_spec(k)
-    } else if width <= SHORT_PERSISTENT_WIDTH && k <= 2048 {
-        Spec {
-            threads: 256,
-            ..persistent_spec(k)
-        }
     } else {
-        persistent_spec_for(k, width)
+        Spec {
+            threads: persistent_threads(k, m_cap, width),
+            ..persistent_spec_for(k, width)
+        }
     }
 }
+
+/// Block size of the default persistent pool: 384 threads (three CTAs per SM) for calls of at
+/// least [`TRIPLE_CTA_FROM_ROWS`] rows up to [`TRIPLE_CTA_MAX_WIDTH`], else 256 (four per SM) up
+/// to [`SHORT_PERSISTENT_WIDTH`], else 512 (two per SM). Above K = 2048 the frontier is twice
+/// as large and only two 512-thread CTAs fit.
+pub fn persistent_threads(k: u32, m_cap: u32, width: u32) -> u32 {
+    if k > 2048 {
+        512
+    } else if m_cap >= TRIPLE_CTA_FROM_ROWS && width <= TRIPLE_CTA_MAX_WIDTH {
+        384
+    } else if width <= SHORT_PERSISTENT_WIDTH {
+        256
+    } else {
+        512
+    }
+}
+
+/// Widest rows for which calls of many rows run three 384-thread persistent CTAs per SM. Rows
+/// this short spend a large share of their time in the proposal and refinement chains, which
+/// more rows in flight hide. Measured on the H200 against two 512-thread CTAs (bench/RESULTS.md,
+/// tried CTA shapes): 0.94-0.96x the time at 2048-8192 rows of 128K on i.i.d. rows, 0.96-0.99x
+/// on indexer rows; against four 256-thread CTAs 0.91-0.99x on the first trace calls (16K-24K
+/// rows of 24K-64K). From 256K three CTAs were 2-8% slower at every batch.
+pub const TRIPLE_CTA_MAX_WIDTH: u32 = 1 << 17;
+/// Fewest rows per call for the 384-thread pool: at 1024 rows of 128K it measured even with
+/// 512 threads, and fewer rows leave the third CTA of an SM without a row.
+pub const TRIPLE_CTA_FROM_ROWS: u32 = 2048;
 
 /// The cluster kernel of `ctas` CTAs per row (8 or 16) at rank `k` (exact coarse boundary,
 /// 1024 threads).
