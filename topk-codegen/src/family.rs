@@ -145,7 +145,11 @@ impl Layout {
         // 1024 threads per SM at up to 64 registers each: two 512-thread CTAs measured faster
         // than three at 40 registers (which spilled), bench/RESULTS.md. 384-thread CTAs are
         // three per SM (56 registers, 3 x 74 KB of shared memory).
-        let min_blocks = if spec.threads == 384 { 3 } else { (1024 / spec.threads).max(1) };
+        let min_blocks = if spec.threads == 384 {
+            3
+        } else {
+            (1024 / spec.threads).max(1)
+        };
         Layout {
             threads: spec.threads,
             min_blocks,

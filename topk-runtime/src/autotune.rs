@@ -152,6 +152,13 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
             ..default
         });
     }
+    if width <= crate::cuda::plan::TRIPLE_CTA_MAX_WIDTH && k <= 2048 {
+        // Three 384-thread CTAs per SM (the default map's for calls of many rows).
+        out.push(Spec {
+            threads: 384,
+            ..wide
+        });
+    }
     out.push(exact);
     if width >= crate::cuda::plan::CLUSTER_FROM_WIDTH {
         // Eight or sixteen CTAs of a cluster per row (fail to plan without clusters, before
