@@ -253,8 +253,8 @@ fn specs(k: u32) -> Vec<Spec> {
         // The default persistent policy (pair-grouped view at K = 2048) and its stride view.
         topk_runtime::cuda::plan::persistent_spec(k),
         topk_runtime::cuda::plan::context_parallel_spec(k),
-        // The default map's short-row persistent kernel (256-thread CTAs).
-        topk_runtime::cuda::plan::default_spec(k, 4096, 65_536),
+        // The default map's short-row persistent kernel (256-thread CTAs, below 2048 rows).
+        topk_runtime::cuda::plan::default_spec(k, 1024, 65_536),
         // The stage chain (default for a few very long rows), with a narrow margin so that
         // rescue and recovery routes occur, and the exact proposal.
         topk_runtime::cuda::plan::staged_spec(k),
