@@ -153,6 +153,31 @@ __device__ __forceinline__ int warp_reserve(bool take, int* counter) {
   return take ? base + __popc(mask & ((1u << lane) - 1u)) : -1;
 }
 
+// warp_reserve for U items per lane at once: one atomic per warp for all of them, so a step
+// over U frontier items waits on one shared-memory round trip instead of U. pos[u] is set for
+// every flagged item (unflagged ones are left as they are). Warp-uniform call.
+template <int U>
+__device__ __forceinline__ void warp_reserve_batch(const bool (&take)[U], int* counter, int (&pos)[U]) {
+  u32 mask[U];
+  int total = 0;
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    mask[u] = __ballot_sync(FULL_MASK, take[u]);
+    total += __popc(mask[u]);
+  }
+  if (total == 0) return;
+  const int lane = threadIdx.x & 31;
+  int base = 0;
+  if (lane == 0) base = atomicAdd(counter, total);
+  base = __shfl_sync(FULL_MASK, base, 0);
+  const u32 below = (1u << lane) - 1u;
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    pos[u] = base + __popc(mask[u] & below);
+    base += __popc(mask[u]);
+  }
+}
+
 // Append an admitted candidate and count its digit-`hist_digit` bin (fused, §5.3). Warp-uniform.
 __device__ __forceinline__ void append_candidate(bool take, u32 key, int idx, int counter,
                                                  int* spill, int spill_cap, int buf, int hist_digit) {

@@ -1,5 +1,9 @@
 // ---- Phase 3 (paper §4.4, §5.4): frontier-only radix refinement with commit / retain. ----
 
+// Frontier items per thread and step of the on-chip passes (three on the 56-register
+// 384-thread CTAs, where four spill).
+constexpr int REFINE_BATCH = THREADS == 384 ? 3 : 4;
+
 // On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)) and `quota` slots
 // remain; their leading-digit histogram is counted here from the frontier. Each digit commits the groups strictly ahead of the
 // boundary digit and retains only the boundary group, in the other ping-pong buffer. A frontier
@@ -20,15 +24,24 @@ __device__ void refine_frontier(const Src& src, float lo, float hi, int quota, R
     });
   } else {
     // Admitted scores share a few leading digits: one shared atomic per distinct bin per warp
-    // instead of up to 32 serialized ones on the same word.
-    for (int base = 0; base < n; base += THREADS) {
-      const int p = base + threadIdx.x;
-      u32 key = 0u;
-      int idx;
-      if (p < n) frontier_load(c.spill, c.spill_cap, 0, p, key, idx);
-      const u32 bin = p < n ? digit_of(key, 0) : 0xffffffffu;
-      const u32 peers = __match_any_sync(FULL_MASK, bin);
-      if (p < n && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&s_hist()[bin], __popc(peers));
+    // instead of up to 32 serialized ones on the same word. REFINE_BATCH items per thread and
+    // step, their loads issued together.
+    for (int base = 0; base < n; base += THREADS * REFINE_BATCH) {
+      u32 bin[REFINE_BATCH];
+#pragma unroll
+      for (int u = 0; u < REFINE_BATCH; ++u) {
+        const int p = base + u * THREADS + threadIdx.x;
+        u32 key = 0u;
+        int idx;
+        if (p < n) frontier_load(c.spill, c.spill_cap, 0, p, key, idx);
+        bin[u] = p < n ? digit_of(key, 0) : 0xffffffffu;
+      }
+#pragma unroll
+      for (int u = 0; u < REFINE_BATCH; ++u) {
+        const u32 peers = __match_any_sync(FULL_MASK, bin[u]);
+        if (bin[u] != 0xffffffffu && (threadIdx.x & 31) == __ffs(peers) - 1)
+          atomicAdd(&s_hist()[bin[u]], __popc(peers));
+      }
     }
   }
   __syncthreads();
@@ -95,13 +108,39 @@ __device__ void refine_frontier(const Src& src, float lo, float hi, int quota, R
         classify(key, i, in);
       });
     } else {
-      for (int base = 0; base < n; base += THREADS) {
-        const int p = base + threadIdx.x;
-        const bool v = p < n;
-        u32 key = 0u;
-        int idx = 0;
-        if (v) frontier_load(c.spill, c.spill_cap, cur, p, key, idx);
-        classify(key, idx, v);
+      // The same classification, REFINE_BATCH items per thread and step: the loads are issued
+      // together and each counter is reserved once per warp for all of them.
+      for (int base = 0; base < n; base += THREADS * REFINE_BATCH) {
+        u32 key[REFINE_BATCH];
+        int idx[REFINE_BATCH];
+        bool commit[REFINE_BATCH], keep[REFINE_BATCH];
+#pragma unroll
+        for (int u = 0; u < REFINE_BATCH; ++u) {
+          const int p = base + u * THREADS + threadIdx.x;
+          key[u] = 0u;
+          idx[u] = 0;
+          if (p < n) frontier_load(c.spill, c.spill_cap, cur, p, key[u], idx[u]);
+          const u32 d = digit_of(key[u], j);
+          commit[u] = p < n && d < bin;
+          keep[u] = p < n && d == bin;
+        }
+        int pos[REFINE_BATCH];
+        warp_reserve_batch(commit, s_counter(C_OUT), pos);
+#pragma unroll
+        for (int u = 0; u < REFINE_BATCH; ++u)
+          if (commit[u] && pos[u] < K) out_row[pos[u]] = idx[u];
+        warp_reserve_batch(keep, s_counter(last ? C_TIES : C_NEXT), pos);
+#pragma unroll
+        for (int u = 0; u < REFINE_BATCH; ++u) {
+          if (!keep[u]) continue;
+          if (last) {
+            // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
+            if (pos[u] < ties) out_row[K - ties + pos[u]] = idx[u];
+          } else {
+            frontier_store(c.spill, c.spill_cap, cur ^ 1, pos[u], key[u], idx[u]);
+            atomicAdd(&s_hist()[digit_of(key[u], j + 1)], 1);
+          }
+        }
       }
     }
     __syncthreads();
