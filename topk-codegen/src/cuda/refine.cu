@@ -1,8 +1,9 @@
 // ---- Phase 3 (paper §4.4, §5.4): frontier-only radix refinement with commit / retain. ----
 
-// Frontier items per thread and step of the on-chip passes (three on the 56-register
-// 384-thread CTAs, where four spill).
-constexpr int REFINE_BATCH = THREADS == 384 ? 3 : 4;
+// Frontier items per thread and step of the on-chip passes. Two on CTAs of up to 512 threads
+// (1-2% faster at 128K-256K, 2.5-4% on short rows than one; four was slower); one on
+// 1024-thread CTAs, whose frontier is a few items per thread (cluster rank 0, row-local).
+constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 
 // On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)) and `quota` slots
 // remain; their leading-digit histogram is counted here from the frontier. Each digit commits the groups strictly ahead of the
