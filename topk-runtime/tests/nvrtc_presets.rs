@@ -80,3 +80,37 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
         }
     }
 }
+
+/// Every valid combination of block size, coarse width and view on the sampled mappings
+/// compiles: the shared-memory layout (frontier capacity, histogram size, scratch words) and the
+/// launch bounds differ along each of these axes.
+#[test]
+fn block_sizes_coarse_widths_and_views_compile_with_nvrtc() {
+    if let Err(e) = nvrtc_available() {
+        eprintln!("skipped block_sizes_coarse_widths_and_views_compile_with_nvrtc: {e}");
+        return;
+    }
+    let arch: Arch = "sm_90a".parse().unwrap();
+    let mut compiled = 0;
+    for map in ["persistent", "kvsplit(2)", "cluster(8)"] {
+        for threads in [128, 256, 384, 512, 1024] {
+            for coarse in [8, 12] {
+                for view in ["", ",view=run(2)"] {
+                    let text = format!(
+                        "k=2048,map={map},propose=sampled(stride=128,rho=1.75,rescue=2.5),\
+                         coarse={coarse},threads={threads}{view}"
+                    );
+                    let spec = topk_dsl::Spec::parse(&text).unwrap();
+                    if spec.validate().is_err() {
+                        continue; // e.g. clusters below 512 threads, 384 off the persistent pool
+                    }
+                    let kernel = topk_codegen::generate(&spec).unwrap();
+                    compile(&kernel.source, &kernel.entry, &arch)
+                        .unwrap_or_else(|e| panic!("{spec} does not compile: {e}"));
+                    compiled += 1;
+                }
+            }
+        }
+    }
+    assert!(compiled >= 30, "only {compiled} combinations compiled");
+}
