@@ -7,7 +7,8 @@ the row's phase), finds tau0's coarse bin (the FP16-projected bin holding the sa
 q = ceil(rho K / stride)) and counts the complete groups that lie wholly at or above it. On
 bursty rows (high scores in runs) a good share of the admitted samples sit in such groups; on
 i.i.d. rows almost none do. Prints, per profile and shape, the mean / min / max count and the
-share of rows at or above the threshold the kernel would use (a quarter of q in whole groups).
+share of rows at or above the threshold of the per-row staging switch on branch
+`exp/row-staging` (a quarter of q in whole groups).
 
     python3 scripts/view-burstiness.py                     # indexer and iid, three shapes
     python3 scripts/view-burstiness.py --profiles all --shapes 64x131072
@@ -35,14 +36,18 @@ def coarse_bins(x, shift):
     return np.where(h & 0x8000, h, 0x7FFF - h) >> shift
 
 
-def full_groups(row, phase, stride, run, q, shift):
+def full_groups(row, phase, stride, run, q, min_view, shift):
+    """Complete groups of the row's view wholly at or above tau0's coarse bin; None when the
+    view holds fewer than `min_view` samples (the kernel then proposes exactly)."""
     starts = np.arange(phase * run, len(row), run * stride)
-    starts = starts[starts + run <= len(row)]
-    if len(starts) * run < q:
-        return None  # the kernel would not sample this row
-    bins = coarse_bins(np.stack([row[starts + o] for o in range(run)], 1), shift)
-    hist = np.bincount(bins.ravel(), minlength=1 << (16 - shift))
+    positions = (starts[:, None] + np.arange(run)[None, :]).ravel()
+    positions = positions[positions < len(row)]  # the last group may be cut short
+    if len(positions) < min_view:
+        return None
+    hist = np.bincount(coarse_bins(row[positions], shift), minlength=1 << (16 - shift))
     bin0 = int(np.searchsorted(np.cumsum(hist), q))
+    complete = starts[starts + run <= len(row)]
+    bins = coarse_bins(np.stack([row[complete + o] for o in range(run)], 1), shift)
     return int((bins.max(axis=1) <= bin0).sum())
 
 
@@ -53,11 +58,13 @@ def main():
     ap.add_argument("--k", type=int, default=2048)
     ap.add_argument("--stride", type=int, default=128)
     ap.add_argument("--rho", type=float, default=1.75)
+    ap.add_argument("--rescue", type=float, default=2.5)
     ap.add_argument("--run", type=int, default=2)
     ap.add_argument("--coarse-bits", type=int, default=11)
     ap.add_argument("--topk", default="target/release/topk")
     args = ap.parse_args()
     q = math.ceil(args.rho * args.k / args.stride)
+    min_view = math.ceil(args.rescue * args.k / args.stride)  # the rescue rank
     threshold = max(2, -(-q // (4 * args.run)))
     shift = 16 - args.coarse_bits
     print(f"K {args.k}, stride {args.stride}, rho {args.rho}, run({args.run}): q = {q}, "
@@ -75,7 +82,7 @@ def main():
                 counts = []
                 for r in range(rows):
                     phase = (r * 17 + 13) & (args.stride - 1)
-                    c = full_groups(x[r, : int(ls[r])], phase, args.stride, args.run, q, shift)
+                    c = full_groups(x[r, : int(ls[r])], phase, args.stride, args.run, q, min_view, shift)
                     if c is not None:
                         counts.append(c)
                 if not counts:

@@ -25,8 +25,8 @@ impl Spec {
     /// | `rescue`  | greater than `rho`, at most `8.0`                            |
     ///
     /// then the combinations: `rowlocal` needs `propose=exact` and `threads=1024`; `cluster`
-    /// needs `threads=512` or `1024`; `threads=384` needs `map=persistent`; `kvsplit` needs a
-    /// sampled proposal.
+    /// needs `threads=512` or `1024`; `threads=384` needs `map=persistent`, `k <= 2048` and
+    /// `coarse <= 11`; `kvsplit` needs a sampled proposal.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_k(self.k)?;
         check_dtype(self.dtype)?;
@@ -37,6 +37,7 @@ impl Spec {
         check_proposal(self.proposal)?;
         check_mapping_proposal(self.mapping, self.proposal)?;
         check_mapping_threads(self.mapping, self.threads)?;
+        check_three_ctas_fit(self.threads, self.k, self.coarse_bits)?;
         check_view(self.view_run, self.mapping, self.proposal)
     }
 }
@@ -235,6 +236,30 @@ fn check_mapping_threads(mapping: Mapping, threads: u32) -> Result<(), SpecError
             format!("map={mapping} runs 512- or 1024-thread CTAs; set threads=512 or 1024, got {threads}"),
         )),
         _ => Ok(()),
+    }
+}
+
+/// `threads=384` is three CTAs per SM, and its launch bounds give each thread the registers of
+/// that occupancy (56): the CTA's shared memory must fit three times in an SM's 228 KB. It does
+/// with the 4096-pair frontier of K <= 2048 and the 2048-bin histogram of `coarse <= 11`
+/// (74 KB); a larger K doubles the frontier and `coarse=12` doubles the histogram.
+fn check_three_ctas_fit(threads: u32, k: u32, coarse: u8) -> Result<(), SpecError> {
+    if threads != 384 {
+        Ok(())
+    } else if k > 2048 {
+        Err(SpecError::conflict(
+            "threads",
+            "k",
+            format!("threads=384 runs three CTAs per SM, whose shared memory fits at k <= 2048; use threads=512 for k={k}"),
+        ))
+    } else if coarse > 11 {
+        Err(SpecError::conflict(
+            "threads",
+            "coarse",
+            format!("threads=384 runs three CTAs per SM, whose shared memory fits at coarse <= 11; use threads=512 for coarse={coarse}"),
+        ))
+    } else {
+        Ok(())
     }
 }
 

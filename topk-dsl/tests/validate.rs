@@ -255,6 +255,11 @@ fn three_cta_block_size_is_for_the_persistent_pool_only() {
         "map=rowlocal(streaming),propose=exact,threads=384",
         &["threads", "map"],
     );
+    // Three CTAs per SM fit only with the K <= 2048 frontier and the 11-bit histogram.
+    assert_valid("k=2048,threads=384,coarse=11");
+    assert_valid("k=100,threads=384,propose=exact");
+    assert_breaks("k=4096,threads=384", &["threads", "k"]);
+    assert_breaks("k=2048,threads=384,coarse=12", &["threads", "coarse"]);
 }
 
 #[test]

@@ -186,7 +186,8 @@ fn specs(k: u32) -> Vec<Spec> {
         ),
         spec_with(k, Mapping::Persistent, Proposal::Exact, 512),
         spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(250))), 256),
-        // Three CTAs per SM, with the pair view (the default for many rows up to 128K).
+        // Three CTAs per SM (the default's block size for many rows up to 128K) with the pair
+        // view and a narrow margin (rho 1.5, rescue 1.75), so that rescue routes occur.
         Spec {
             view_run: 2,
             ..spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(175))), 384)

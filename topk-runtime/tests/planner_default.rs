@@ -211,10 +211,11 @@ fn persistent_block_size_follows_width_and_batch() {
     assert_eq!(threads(1024, TRIPLE_CTA_MAX_WIDTH), 512);
     assert_eq!(threads(TRIPLE_CTA_FROM_ROWS, TRIPLE_CTA_MAX_WIDTH), 384);
     assert_eq!(threads(8192, TRIPLE_CTA_MAX_WIDTH), 384);
-    // Wider rows: two CTAs per SM at every batch.
-    assert_eq!(threads(8192, TRIPLE_CTA_MAX_WIDTH + 1), 512);
+    // Between 64K and 128K: three CTAs for many rows, two for fewer.
     assert_eq!(threads(24_576, SHORT_PERSISTENT_WIDTH + 1), 384);
     assert_eq!(threads(512, SHORT_PERSISTENT_WIDTH + 1), 512);
+    // Wider rows: two CTAs per SM at every batch.
+    assert_eq!(threads(8192, TRIPLE_CTA_MAX_WIDTH + 1), 512);
     // K above 2048 keeps 512 threads (its frontier leaves room for two CTAs).
     assert_eq!(default_spec(4096, 24_576, 40_000).threads, 512);
     assert_eq!(default_spec(4096, 8192, 1 << 17).threads, 512);

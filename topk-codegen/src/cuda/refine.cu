@@ -1,8 +1,9 @@
 // ---- Phase 3 (paper §4.4, §5.4): frontier-only radix refinement with commit / retain. ----
 
 // Frontier items per thread and step of the on-chip passes. Two on CTAs of up to 512 threads
-// (1-2% faster at 128K-256K, 2.5-4% on short rows than one; four was slower); one on
-// 1024-thread CTAs, whose frontier is a few items per thread (cluster rank 0, row-local).
+// (1-2% faster at 128K-256K and 2-4% on short rows than one, bench/RESULTS.md); one on
+// 1024-thread CTAs, whose frontier is a few items per thread (cluster rank 0, row-local): there
+// two measured even (0.99-1.02x) and four 2-8% slower, so they keep the single-item steps.
 constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 
 // On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)) and `quota` slots

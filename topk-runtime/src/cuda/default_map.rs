@@ -70,10 +70,11 @@ pub fn persistent_threads(k: u32, m_cap: u32, width: u32) -> u32 {
 
 /// Widest rows for which calls of many rows run three 384-thread persistent CTAs per SM. Rows
 /// this short spend a large share of their time in the proposal and refinement chains, which
-/// more rows in flight hide. Measured on the H200 against two 512-thread CTAs (bench/RESULTS.md,
-/// tried CTA shapes): 0.94-0.96x the time at 2048-8192 rows of 128K on i.i.d. rows, 0.96-0.99x
-/// on indexer rows; against four 256-thread CTAs 0.91-0.99x on the first trace calls (16K-24K
-/// rows of 24K-64K). From 256K three CTAs were 2-8% slower at every batch.
+/// more rows in flight hide. Measured on the H200 in one interleaved A/B (bench/RESULTS.md, what
+/// moved the numbers): against two 512-thread CTAs 0.969-0.978x the time at 2048-8192 rows of
+/// 128K on i.i.d. rows and 1.009-1.012x (slightly slower) on indexer rows; against four
+/// 256-thread CTAs 0.91-0.98x on the first trace calls (16K-24K rows of 24K-64K) on both
+/// profiles. From 256K three CTAs were slower at every batch (3-23%, an earlier run).
 pub const TRIPLE_CTA_MAX_WIDTH: u32 = 1 << 17;
 /// Fewest rows per call for the 384-thread pool: at 1024 rows of 128K it measured even with
 /// 512 threads, and fewer rows leave the third CTA of an SM without a row.
