@@ -103,6 +103,8 @@ fn presets_carry_the_papers_constants() {
         ),
         ("persistent-exact-k512", Mapping::Persistent, None, 512, 512),
     ];
+    // Presets that group their view in pairs (the default map's three-CTA kernel).
+    let pair_view = ["persistent-t384"];
     assert_eq!(PRESETS.len(), expected.len());
     for (name, mapping, sampled, threads, k) in expected {
         let spec = preset(name).unwrap_or_else(|| panic!("missing preset {name}"));
@@ -119,8 +121,7 @@ fn presets_carry_the_papers_constants() {
             mapping,
             proposal,
             threads,
-            // The three-CTA preset is the default map's, which groups its view in pairs.
-            view_run: if threads == 384 { 2 } else { 1 },
+            view_run: if pair_view.contains(&name) { 2 } else { 1 },
             ..Spec::default()
         };
         assert_eq!(spec, want, "{name}");

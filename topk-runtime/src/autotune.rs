@@ -152,12 +152,14 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
             ..default
         });
     }
-    if width <= crate::cuda::plan::TRIPLE_CTA_MAX_WIDTH && k <= 2048 {
-        // Three 384-thread CTAs per SM (the default map's for calls of many rows).
-        out.push(Spec {
-            threads: 384,
-            ..wide
-        });
+    // Three 384-thread CTAs per SM (the default map's for calls of many rows), where they fit
+    // (validation knows the K and histogram sizes that do).
+    let triple = Spec {
+        threads: 384,
+        ..wide
+    };
+    if width <= crate::cuda::plan::TRIPLE_CTA_MAX_WIDTH && triple.validate().is_ok() {
+        out.push(triple);
     }
     out.push(exact);
     if width >= crate::cuda::plan::CLUSTER_FROM_WIDTH {

@@ -3,13 +3,20 @@
 
 use topk_runtime::cuda::nvrtc::{compile, nvrtc_available, Arch};
 
+/// The architecture the tests compile for, or None (with a note naming `test`) without NVRTC.
+fn sm90a_or_skip(test: &str) -> Option<Arch> {
+    if let Err(e) = nvrtc_available() {
+        eprintln!("skipped {test}: {e}");
+        return None;
+    }
+    Some("sm_90a".parse().unwrap())
+}
+
 #[test]
 fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
-    if let Err(e) = nvrtc_available() {
-        eprintln!("skipped every_preset_and_helper_kernel_compiles_with_nvrtc: {e}");
+    let Some(arch) = sm90a_or_skip("every_preset_and_helper_kernel_compiles_with_nvrtc") else {
         return;
-    }
-    let arch: Arch = "sm_90a".parse().unwrap();
+    };
     let mut compiled = 0;
     for preset in topk_dsl::PRESETS {
         let Ok(kernel) = topk_codegen::generate(&preset.spec) else {
@@ -86,11 +93,9 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
 /// launch bounds differ along each of these axes.
 #[test]
 fn block_sizes_coarse_widths_and_views_compile_with_nvrtc() {
-    if let Err(e) = nvrtc_available() {
-        eprintln!("skipped block_sizes_coarse_widths_and_views_compile_with_nvrtc: {e}");
+    let Some(arch) = sm90a_or_skip("block_sizes_coarse_widths_and_views_compile_with_nvrtc") else {
         return;
-    }
-    let arch: Arch = "sm_90a".parse().unwrap();
+    };
     let mut compiled = 0;
     for map in ["persistent", "kvsplit(2)", "cluster(8)"] {
         for threads in [128, 256, 384, 512, 1024] {
