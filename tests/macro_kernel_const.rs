@@ -19,7 +19,7 @@ const KV4_SPELLED_OUT: KernelConst = topk_kernel!(
     dtype = f32,
     k = 2048,
 );
-const S64: KernelConst = topk_kernel!(stride = 64, rescue = none);
+const S64: KernelConst = topk_kernel!(stride = 64, rescue = none, exact_below = 16384);
 const REGISTER: KernelConst = topk_kernel!(
     map = rowlocal_register,
     propose = exact,
@@ -60,8 +60,14 @@ fn each_key_sets_its_field() {
         Proposal::Sampled {
             stride: 64,
             rho: Centi(150),
-            rescue: None
+            rescue: None,
+            exact_below: 16384,
         }
+    );
+    assert_eq!(
+        S64.text,
+        "k=2048,dtype=f32,map=persistent,propose=sampled(stride=64,rho=1.5,exact_below=16384),\
+         coarse=11,digits=11+11+10,threads=512"
     );
     assert_eq!(
         REGISTER.spec,

@@ -104,6 +104,12 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         "samples a usable view needs",
     );
     c(
+        "EXACT_BELOW",
+        "int",
+        spec.exact_below().to_string(),
+        "rows shorter than this take the exact coarse boundary",
+    );
+    c(
         "CAP",
         "int",
         layout.frontier_cap.to_string(),

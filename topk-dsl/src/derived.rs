@@ -28,6 +28,15 @@ impl Spec {
         self.rescue_rank().or(self.sample_rank())
     }
 
+    /// Rows shorter than this take the exact coarse boundary although the proposal samples (0
+    /// when the proposal is exact or every row with a usable view samples).
+    pub fn exact_below(&self) -> u32 {
+        match self.proposal {
+            Proposal::Sampled { exact_below, .. } => exact_below,
+            Proposal::Exact => 0,
+        }
+    }
+
     /// Sampling stride, when the proposal samples.
     pub fn stride(&self) -> Option<u32> {
         match self.proposal {

@@ -27,6 +27,7 @@ const SAMPLED_S128_RESCUE: Proposal = Proposal::Sampled {
     stride: 128,
     rho: Centi(150),
     rescue: Some(Centi(175)),
+    exact_below: 0,
 };
 
 const fn kvsplit(splits: u8) -> Spec {
@@ -55,6 +56,7 @@ pub const PRESETS: &[Preset] = &[
                 stride: 64,
                 rho: Centi(150),
                 rescue: None,
+                exact_below: 0,
             },
             ..BASE
         },
@@ -121,6 +123,7 @@ pub const PRESETS: &[Preset] = &[
                 stride: 128,
                 rho: Centi(175),
                 rescue: Some(Centi(250)),
+                exact_below: 0,
             },
             ..BASE
         },

@@ -53,10 +53,13 @@ impl Centi {
 pub enum Proposal {
     /// A row-phased stride view targets complete-row rank `rho * k`; with `rescue`, a nested
     /// secondary boundary at `rescue * k` from the same histogram (band rescue, eq. 18-19).
+    /// Rows shorter than `exact_below` scores skip the view and take the exact coarse boundary
+    /// (0: every row with a usable view samples); persistent mapping only.
     Sampled {
         stride: u32,
         rho: Centi,
         rescue: Option<Centi>,
+        exact_below: u32,
     },
     /// The exact coarse boundary from a histogram of the whole row (eq. 20).
     Exact,
@@ -111,6 +114,7 @@ impl Default for Spec {
                 stride: 128,
                 rho: Centi(150),
                 rescue: Some(Centi(175)),
+                exact_below: 0,
             },
             coarse_bits: 11,
             digits: Digits::new3(11, 11, 10),

@@ -13,7 +13,7 @@ use std::fmt;
 use std::str::FromStr;
 
 const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads, view";
-const SAMPLED_KEYS: &str = "stride, rho, rescue";
+const SAMPLED_KEYS: &str = "stride, rho, rescue, exact_below";
 
 impl fmt::Display for Spec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -62,13 +62,18 @@ impl fmt::Display for Proposal {
             Proposal::Sampled {
                 stride,
                 rho,
-                rescue: None,
-            } => write!(f, "sampled(stride={stride},rho={rho})"),
-            Proposal::Sampled {
-                stride,
-                rho,
-                rescue: Some(rescue),
-            } => write!(f, "sampled(stride={stride},rho={rho},rescue={rescue})"),
+                rescue,
+                exact_below,
+            } => {
+                write!(f, "sampled(stride={stride},rho={rho}")?;
+                if let Some(rescue) = rescue {
+                    write!(f, ",rescue={rescue}")?;
+                }
+                if *exact_below > 0 {
+                    write!(f, ",exact_below={exact_below}")?;
+                }
+                f.write_str(")")
+            }
             Proposal::Exact => f.write_str("exact"),
         }
     }
@@ -215,9 +220,10 @@ fn parse_view(value: &str) -> Result<u8, SpecError> {
 }
 
 /// The arguments of `sampled(...)`: `stride` and `rho` are required, `rescue` is optional
-/// (`rescue=none` is accepted and means the same as leaving it out).
+/// (`rescue=none` is accepted and means the same as leaving it out), and so is `exact_below`
+/// (0 when left out).
 fn parse_sampled(whole: &str, args: &str) -> Result<Proposal, SpecError> {
-    let (mut stride, mut rho, mut rescue) = (None, None, None);
+    let (mut stride, mut rho, mut rescue, mut exact_below) = (None, None, None, 0);
     let mut seen: Vec<&str> = Vec::new();
     for item in split_top_level(args)? {
         let (key, value) = key_value(item)?;
@@ -233,6 +239,7 @@ fn parse_sampled(whole: &str, args: &str) -> Result<Proposal, SpecError> {
             "rho" => rho = Some(value.parse()?),
             "rescue" if value == "none" => {}
             "rescue" => rescue = Some(value.parse()?),
+            "exact_below" => exact_below = parse_uint(value, "exact_below")?,
             _ => {
                 return Err(SpecError::parse(
                     item,
@@ -246,6 +253,7 @@ fn parse_sampled(whole: &str, args: &str) -> Result<Proposal, SpecError> {
             stride,
             rho,
             rescue,
+            exact_below,
         }),
         _ => Err(SpecError::parse(
             whole,

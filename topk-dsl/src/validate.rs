@@ -23,10 +23,11 @@ impl Spec {
     /// | `stride`  | a power of two in `2..=1024`                                 |
     /// | `rho`     | `1.0..=8.0`                                                  |
     /// | `rescue`  | greater than `rho`, at most `8.0`                            |
+    /// | `exact_below` | at most 2^31 - 1                                         |
     ///
     /// then the combinations: `rowlocal` needs `propose=exact` and `threads=1024`; `cluster`
     /// needs `threads=512` or `1024`; `threads=384` needs `map=persistent`, `k <= 2048` and
-    /// `coarse <= 11`; `kvsplit` needs a sampled proposal.
+    /// `coarse <= 11`; `kvsplit` needs a sampled proposal; `exact_below` needs `map=persistent`.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_k(self.k)?;
         check_dtype(self.dtype)?;
@@ -38,6 +39,7 @@ impl Spec {
         check_mapping_proposal(self.mapping, self.proposal)?;
         check_mapping_threads(self.mapping, self.threads)?;
         check_three_ctas_fit(self.threads, self.k, self.coarse_bits)?;
+        check_exact_below(self.mapping, self.proposal)?;
         check_view(self.view_run, self.mapping, self.proposal)
     }
 }
@@ -157,6 +159,7 @@ fn check_proposal(proposal: Proposal) -> Result<(), SpecError> {
         stride,
         rho,
         rescue,
+        exact_below,
     } = proposal
     else {
         return Ok(());
@@ -165,6 +168,12 @@ fn check_proposal(proposal: Proposal) -> Result<(), SpecError> {
         return Err(SpecError::invalid(
             "stride",
             format!("must be a power of two in 2..=1024, got {stride}"),
+        ));
+    }
+    if exact_below > i32::MAX as u32 {
+        return Err(SpecError::invalid(
+            "exact_below",
+            format!("is a row length, at most {}, got {exact_below}", i32::MAX),
         ));
     }
     if !(Centi(100)..=MAX_RATIO).contains(&rho) {
@@ -260,6 +269,24 @@ fn check_three_ctas_fit(threads: u32, k: u32, coarse: u8) -> Result<(), SpecErro
         ))
     } else {
         Ok(())
+    }
+}
+
+/// `exact_below` (rows shorter than it take the exact coarse boundary instead of the view) is
+/// written for the persistent pool, whose rows of many lengths share one kernel; the cluster,
+/// KV-split and stage kernels serve long rows, where the view always pays.
+fn check_exact_below(mapping: Mapping, proposal: Proposal) -> Result<(), SpecError> {
+    match proposal {
+        Proposal::Sampled { exact_below, .. }
+            if exact_below > 0 && mapping != Mapping::Persistent =>
+        {
+            Err(SpecError::conflict(
+                "exact_below",
+                "map",
+                format!("exact_below applies to map=persistent only; remove it for map={mapping}"),
+            ))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -113,6 +113,7 @@ fn presets_carry_the_papers_constants() {
                 stride,
                 rho: Centi(rho),
                 rescue: rescue.map(Centi),
+                exact_below: 0,
             },
             None => Proposal::Exact,
         };

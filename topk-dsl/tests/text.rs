@@ -38,6 +38,7 @@ fn every_mapping_and_proposal_has_its_documented_spelling() {
         stride: 64,
         rho: Centi(150),
         rescue: None,
+        exact_below: 0,
     };
     assert_eq!(primary_only.to_string(), "sampled(stride=64,rho=1.5)");
     assert_eq!(Proposal::Exact.to_string(), "exact");
@@ -202,6 +203,7 @@ fn valid_sampled() -> impl Strategy<Value = Proposal> {
             stride: 1 << log_stride,
             rho,
             rescue: rescue_above.map(|d| Centi((rho.0 + d).min(800))),
+            exact_below: 0,
         },
     )
 }
@@ -263,6 +265,7 @@ fn representable_spec() -> impl Strategy<Value = Spec> {
                 stride,
                 rho: Centi(rho),
                 rescue: rescue.map(Centi),
+                exact_below: 0,
             }
         ),
     ];

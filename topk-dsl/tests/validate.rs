@@ -27,6 +27,7 @@ fn sampled(stride: u32, rho: u16, rescue: Option<u16>) -> Proposal {
         stride,
         rho: Centi(rho),
         rescue: rescue.map(Centi),
+        exact_below: 0,
     }
 }
 
@@ -305,4 +306,40 @@ fn grouped_views_need_a_sampling_mapping_and_a_sector_sized_run() {
         &["view"],
     );
     assert!(topk_dsl::Spec::parse("view=sectors").is_err());
+}
+
+#[test]
+fn exact_below_is_a_row_length_for_the_persistent_pool() {
+    let text = "propose=sampled(stride=128,rho=1.75,rescue=2.5,exact_below=24576)";
+    assert_valid(text);
+    let s = spec(text);
+    assert_eq!(s.exact_below(), 24576);
+    // Printed inside sampled(...) when set, and read back to the same Spec.
+    assert!(s.to_string().contains(",exact_below=24576)"), "{s}");
+    assert_eq!(spec(&s.to_string()), s);
+    // Left out (or 0) it is not printed: the canonical texts of other specs do not change.
+    assert_eq!(
+        spec("propose=sampled(stride=128,rho=1.5,exact_below=0)").to_string(),
+        spec("propose=sampled(stride=128,rho=1.5)").to_string()
+    );
+    assert_eq!(spec("propose=exact").exact_below(), 0);
+    assert_valid("propose=sampled(stride=128,rho=1.5,exact_below=2147483647)");
+    assert_breaks(
+        "propose=sampled(stride=128,rho=1.5,exact_below=2147483648)",
+        &["exact_below"],
+    );
+    for other in [
+        "map=kvsplit(4)",
+        "map=cluster(8),threads=1024",
+        "map=staged",
+    ] {
+        assert_breaks(
+            &format!("{other},propose=sampled(stride=128,rho=1.5,exact_below=4096)"),
+            &["exact_below", "map"],
+        );
+        assert_valid(&format!(
+            "{other},propose=sampled(stride=128,rho=1.5,exact_below=0)"
+        ));
+    }
+    assert!(Spec::parse("propose=sampled(stride=128,rho=1.5,exact_below=-1)").is_err());
 }

@@ -130,12 +130,19 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     }
     // The default sampled policy, the paper's constants (rho 1.5, rescue 1.75) and a twice
     // denser view.
-    if let Proposal::Sampled { stride, rho, .. } = crate::cuda::plan::sampled_proposal(k) {
+    if let Proposal::Sampled {
+        stride,
+        rho,
+        exact_below,
+        ..
+    } = default.proposal
+    {
         let sampled = |stride, rho, rescue| Spec {
             proposal: Proposal::Sampled {
                 stride,
                 rho,
                 rescue: Some(Centi(rescue)),
+                exact_below,
             },
             ..base
         };

@@ -208,6 +208,7 @@ fn a_spec_the_cpu_cannot_run_is_an_error() {
         stride: 0,
         rho: topk_dsl::Centi(150),
         rescue: None,
+        exact_below: 0,
     };
     for s in [bad_digits, zero_stride] {
         let err = cpu::select(&s, &m.view(), &mut out, 16, false).unwrap_err();

@@ -187,6 +187,7 @@ fn specs(k: u32) -> Vec<Spec> {
             stride,
             rho: Centi(rho),
             rescue: rescue.map(Centi),
+            exact_below: 0,
         },
         ..Spec::default()
     };

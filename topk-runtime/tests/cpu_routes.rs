@@ -14,6 +14,7 @@ fn sampled(k: u32, stride: u32, rho: u16, rescue: Option<u16>) -> Spec {
             stride,
             rho: Centi(rho),
             rescue: rescue.map(Centi),
+            exact_below: 0,
         },
         ..Spec::default()
     }
@@ -120,6 +121,33 @@ fn a_view_shorter_than_the_rescue_rank_is_not_used() {
     let row = |len: usize| vec![vec![1.0f32; len]];
     assert_eq!(run(&spec, &row(len_with(63))).count(Route::DirectExact), 1);
     assert_eq!(run(&spec, &row(len_with(64))).count(Route::Primary), 1);
+}
+
+#[test]
+fn rows_shorter_than_exact_below_take_the_direct_route() {
+    let mut spec = sampled(256, 16, 150, Some(250));
+    if let Proposal::Sampled { exact_below, .. } = &mut spec.proposal {
+        *exact_below = 5_000;
+    }
+    let mut rng = Rng::new(11);
+    // Every row's view is long enough to be usable; only the length decides.
+    let rows: Vec<Vec<f32>> = [4_999, 5_000, 4_000, 20_000]
+        .iter()
+        .map(|&len| (0..len).map(|_| rng.unit()).collect())
+        .collect();
+    let stats = run(&spec, &rows);
+    assert_eq!(stats.count(Route::DirectExact), 2, "{stats:?}");
+    assert_eq!(
+        stats.count(Route::Primary) + stats.count(Route::Rescue) + stats.count(Route::Recovery),
+        2,
+        "{stats:?}"
+    );
+    let sampling_everywhere = run(&sampled(256, 16, 150, Some(250)), &rows);
+    assert_eq!(
+        sampling_everywhere.count(Route::DirectExact),
+        0,
+        "{sampling_everywhere:?}"
+    );
 }
 
 #[test]

@@ -30,6 +30,7 @@ fn specs(k: u32) -> Vec<Spec> {
             stride,
             rho: Centi(rho),
             rescue: rescue.map(Centi),
+            exact_below: 0,
         },
         ..Spec::default()
     };
@@ -302,6 +303,7 @@ fn certificates_that_reach_exactly_k_certify() {
             stride: 16,
             rho: Centi(100),
             rescue: Some(Centi(400)),
+            exact_below: 0,
         },
         ..Spec::default()
     };

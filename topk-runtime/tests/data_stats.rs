@@ -82,6 +82,7 @@ fn the_stride_view_statistic_agrees_with_the_cpu_backends_recovery_routes() {
                 stride: 128,
                 rho: Centi(100),
                 rescue: None,
+                exact_below: 0,
             },
             view_run: run,
             ..Spec::default()

@@ -170,6 +170,7 @@ fn specs(k: u32) -> Vec<Spec> {
         stride,
         rho: Centi(150),
         rescue,
+        exact_below: 0,
     };
     vec![
         spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(175))), 512),
@@ -181,6 +182,7 @@ fn specs(k: u32) -> Vec<Spec> {
                 stride: 128,
                 rho: Centi(100),
                 rescue: None,
+                exact_below: 0,
             },
             512,
         ),
@@ -479,6 +481,7 @@ fn kvsplit_slots_and_counters_survive_graph_replays() {
         stride: 128,
         rho: Centi(150),
         rescue: Some(Centi(175)),
+        exact_below: 0,
     };
     for splits in [2, 4, 8] {
         check_graph_replays(

@@ -133,9 +133,12 @@ fn long_rows_on_clusters_sample_the_view_and_shorter_ones_build_the_exact_bounda
             },
             "{m_cap} x {width}"
         );
-        // The persistent kernel's view and margin for that width.
+        // The persistent kernel's view and margin for that width (not its short-row rule).
         let persistent = persistent_spec_for(2048, width);
-        assert_eq!(spec.proposal, persistent.proposal);
+        assert_eq!(
+            spec.proposal,
+            topk_runtime::cuda::plan::with_exact_below(persistent.proposal, 0)
+        );
         assert_eq!(spec.view_run, persistent.view_run);
         spec.validate().unwrap();
     }
@@ -306,4 +309,47 @@ fn rows_from_512k_retain_a_wider_margin() {
         persistent_spec(512).proposal,
         Proposal::Sampled { .. }
     ));
+}
+
+#[test]
+fn short_rows_of_the_persistent_default_take_the_exact_boundary() {
+    use topk_dsl::{Mapping, Proposal};
+    use topk_runtime::cuda::plan::{persistent_spec, sampled_cluster_spec, EXACT_BELOW_PER_K};
+    // 12 K up to K = 2048, then capped at 24576 (rows that stay in L2 for the second pass).
+    for (k, below) in [
+        (256, 3072),
+        (512, 6144),
+        (2048, 24_576),
+        (4096, 24_576),
+        (16_384, 24_576),
+    ] {
+        assert_eq!(persistent_spec(k).exact_below(), below, "k={k}");
+        assert_eq!(EXACT_BELOW_PER_K * k.min(2048), below);
+    }
+    // Every persistent default carries it (the width only moves the margin and the block size).
+    for (m_cap, width) in [
+        (24_576, 65_536),
+        (4096, 131_072),
+        (512, 1 << 20),
+        (16, 300_000),
+    ] {
+        let spec = default_spec(2048, m_cap, width);
+        spec.validate().unwrap();
+        if spec.mapping == Mapping::Persistent {
+            assert_eq!(spec.exact_below(), 24_576, "{spec}");
+        } else {
+            assert_eq!(spec.exact_below(), 0, "{spec}");
+        }
+    }
+    // The sampled clusters borrow the persistent view and margin, not the short-row rule.
+    for ctas in [8, 16] {
+        let cluster = sampled_cluster_spec(2048, ctas, 1 << 20);
+        cluster.validate().unwrap();
+        assert!(matches!(
+            cluster.proposal,
+            Proposal::Sampled { exact_below: 0, .. }
+        ));
+    }
+    // Exact proposals (K below 256) have nothing to switch off.
+    assert_eq!(persistent_spec(64).exact_below(), 0);
 }

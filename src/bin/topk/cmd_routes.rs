@@ -126,6 +126,7 @@ fn policies(a: &RoutesArgs) -> Result<Vec<Spec>, CliError> {
             stride,
             rho,
             rescue,
+            ..
         } => (stride, rho, rescue),
         Proposal::Exact => (128, Centi(150), Some(Centi(250))),
     };
@@ -167,6 +168,7 @@ fn policies(a: &RoutesArgs) -> Result<Vec<Spec>, CliError> {
                         stride,
                         rho,
                         rescue,
+                        exact_below: 0,
                     },
                     ..base
                 };

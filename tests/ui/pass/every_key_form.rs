@@ -9,6 +9,7 @@ const S64: topk::KernelConst = topk::topk_kernel!(
     stride = 64,
     rho = 1.5,
     rescue = none,
+    exact_below = 24576,
     coarse = 11,
     digits = "11+11+10",
     threads = 512,

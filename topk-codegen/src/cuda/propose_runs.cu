@@ -73,13 +73,14 @@ __device__ __forceinline__ void view_hist(const float* __restrict__ row, int L, 
   }
 }
 
-// Unusable when the view holds fewer samples than the deepest requested sample rank.
+// Unusable when the view holds fewer samples than the deepest requested sample rank, or the row
+// is shorter than EXACT_BELOW (the spec's `exact_below`).
 __device__ ProposalResult propose_boundary(const float* __restrict__ row, int L, int phase) {
   ProposalResult p;
   p.usable = false;
   p.e0 = quiet_nan();
   p.e1 = quiet_nan();
-  if (view_samples(L, phase) < MIN_VIEW) return p;
+  if (view_samples(L, phase) < MIN_VIEW || L < EXACT_BELOW) return p;
   clear_hist(COARSE_BINS);
   __syncthreads();
   view_hist(row, L, phase, 0, view_groups(L, phase));

@@ -22,6 +22,10 @@ const KEYS: &[(&str, &str)] = &[
         "rescue",
         "a decimal literal or `none`, e.g. `rescue = 1.75`",
     ),
+    (
+        "exact_below",
+        "an integer literal, e.g. `exact_below = 24576`",
+    ),
     ("propose", "`sampled` or `exact`"),
     ("coarse", "an integer literal, e.g. `coarse = 11`"),
     (
@@ -58,7 +62,7 @@ pub fn spec_from_args(args: &[Arg]) -> syn::Result<Spec> {
     spec.proposal = proposal(
         spec.proposal,
         get("propose"),
-        [get("stride"), get("rho"), get("rescue")],
+        [get("stride"), get("rho"), get("rescue"), get("exact_below")],
     )?;
     spec.validate().map_err(|e| rule_error(args, &e))?;
     Ok(spec)
@@ -183,12 +187,12 @@ fn mapping(default: Mapping, map: Option<&Arg>, split: Option<&Arg>) -> syn::Res
     }
 }
 
-/// The proposal from `propose` and the sampled parameters `[stride, rho, rescue]`; any of the
+/// The proposal from `propose` and the sampled parameters `[stride, rho, rescue, exact_below]`; any of the
 /// parameters alone means `propose = sampled`, with the others from the default proposal.
 fn proposal(
     default: Proposal,
     propose: Option<&Arg>,
-    params: [Option<&Arg>; 3],
+    params: [Option<&Arg>; 4],
 ) -> syn::Result<Proposal> {
     let sampled = match propose {
         None => matches!(default, Proposal::Sampled { .. }) || params.iter().any(Option::is_some),
@@ -198,7 +202,7 @@ fn proposal(
             _ => return Err(expected(a)),
         },
     };
-    let [stride, rho, rescue] = params;
+    let [stride, rho, rescue, exact_below] = params;
     if !sampled {
         return match params.into_iter().flatten().next() {
             Some(a) => Err(a.error(format!(
@@ -208,7 +212,7 @@ fn proposal(
             None => Ok(Proposal::Exact),
         };
     }
-    let (mut s, mut r, mut r1) = sampled_defaults(default);
+    let (mut s, mut r, mut r1, mut below) = sampled_defaults(default);
     if let Some(a) = stride {
         s = integer(a)?;
     }
@@ -221,23 +225,28 @@ fn proposal(
             _ => Some(ratio(a)?),
         };
     }
+    if let Some(a) = exact_below {
+        below = integer(a)?;
+    }
     Ok(Proposal::Sampled {
         stride: s,
         rho: r,
         rescue: r1,
+        exact_below: below,
     })
 }
 
-/// Stride, rho and rescue of the default proposal, or the paper's stride-128 primary-only
-/// view at 1.5 K should the default ever become exact.
-fn sampled_defaults(default: Proposal) -> (u32, Centi, Option<Centi>) {
+/// Stride, rho, rescue and exact_below of the default proposal, or the paper's stride-128
+/// primary-only view at 1.5 K should the default ever become exact.
+fn sampled_defaults(default: Proposal) -> (u32, Centi, Option<Centi>, u32) {
     match default {
         Proposal::Sampled {
             stride,
             rho,
             rescue,
-        } => (stride, rho, rescue),
-        Proposal::Exact => (128, Centi(150), None),
+            exact_below,
+        } => (stride, rho, rescue, exact_below),
+        Proposal::Exact => (128, Centi(150), None, 0),
     }
 }
 
@@ -260,6 +269,7 @@ fn rule_error(args: &[Arg], err: &SpecError) -> syn::Error {
             "stride" => &["stride"],
             "rho" => &["rho"],
             "rescue" => &["rescue"],
+            "exact_below" => &["exact_below"],
             "coarse" => &["coarse"],
             "digits" => &["digits"],
             "threads" => &["threads"],
@@ -269,7 +279,8 @@ fn rule_error(args: &[Arg], err: &SpecError) -> syn::Error {
     let related = |field: &str| -> &'static [&'static str] {
         match field {
             "stride" | "rho" | "rescue" => &["propose"],
-            "propose" => &["stride", "rho", "rescue"],
+            "exact_below" => &["propose", "map"],
+            "propose" => &["stride", "rho", "rescue", "exact_below"],
             _ => &[],
         }
     };

@@ -73,6 +73,7 @@ fn spec_literal(spec: &Spec) -> TokenStream {
             stride,
             rho,
             rescue,
+            exact_below,
         } => {
             let rho = centi(rho);
             let rescue = match rescue {
@@ -82,7 +83,12 @@ fn spec_literal(spec: &Spec) -> TokenStream {
                 }
                 None => quote!(::core::option::Option::None),
             };
-            quote!(::topk::dsl::Proposal::Sampled { stride: #stride, rho: #rho, rescue: #rescue })
+            quote!(::topk::dsl::Proposal::Sampled {
+                stride: #stride,
+                rho: #rho,
+                rescue: #rescue,
+                exact_below: #exact_below,
+            })
         }
         Proposal::Exact => quote!(::topk::dsl::Proposal::Exact),
     };

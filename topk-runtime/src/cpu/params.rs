@@ -32,6 +32,8 @@ pub(super) struct Sampling {
     pub rescue_rank: Option<u32>,
     /// A view needs at least this many samples to be usable.
     pub min_view_len: usize,
+    /// Rows shorter than this take the exact coarse boundary (`Spec::exact_below`).
+    pub exact_below: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -75,6 +77,7 @@ impl Params {
                     rank,
                     rescue_rank,
                     min_view_len: min_view_len as usize,
+                    exact_below: spec.exact_below() as usize,
                 })
             }
             _ => None,

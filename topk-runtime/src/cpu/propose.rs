@@ -14,7 +14,8 @@ pub(super) struct Proposal {
 }
 
 /// The proposal for row `row_index`, or `None` when its view (`super::view`; the stride view
-/// `{i < L : i % s == a}` when `run = 1`) holds too few samples. `Err(col)`: the view met a NaN; `col` is the row's first.
+/// `{i < L : i % s == a}` when `run = 1`) holds too few samples or the row is shorter than
+/// `exact_below`. `Err(col)`: the view met a NaN; `col` is the row's first.
 pub(super) fn propose_boundary(
     params: &Params,
     sampling: &Sampling,
@@ -24,7 +25,9 @@ pub(super) fn propose_boundary(
 ) -> Result<Option<Proposal>, usize> {
     let phase = params.view_phase(row_index);
     let (stride, run) = (sampling.stride, sampling.run);
-    if view_len(row.len(), phase, stride, run) < sampling.min_view_len {
+    if row.len() < sampling.exact_below
+        || view_len(row.len(), phase, stride, run) < sampling.min_view_len
+    {
         return Ok(None);
     }
     coarse_hist.fill(0);

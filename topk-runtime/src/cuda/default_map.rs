@@ -110,10 +110,13 @@ fn default_cluster_spec(k: u32, m_cap: u32, width: u32, ctas: u8) -> Spec {
 /// rows of `width` ([`persistent_spec_for`]: its view and margin), on 1024 threads (the default
 /// map takes 512 for many rows, [`sampled_cluster_threads`]).
 pub fn sampled_cluster_spec(k: u32, ctas: u8, width: u32) -> Spec {
+    let persistent = persistent_spec_for(k, width);
     Spec {
         mapping: Mapping::Cluster { ctas },
         threads: 1024,
-        ..persistent_spec_for(k, width)
+        // Cluster rows are long: every one samples.
+        proposal: with_exact_below(persistent.proposal, 0),
+        ..persistent
     }
 }
 
@@ -233,10 +236,44 @@ pub const SHORT_PERSISTENT_WIDTH: u32 = 65_536;
 /// count from half the 32-byte sectors): over the operator matrix on the H200 it measured
 /// 3.5-5% faster in geometric mean than the stride view on both profiles (bench/RESULTS.md,
 /// grouped views); smaller K keep the stride view, which is all that was timed there.
+///
+/// Rows shorter than [`EXACT_BELOW_PER_K`] x K (at most 24576 scores) take the exact coarse
+/// boundary instead of the view.
 pub fn persistent_spec(k: u32) -> Spec {
+    let spec = context_parallel_spec(k);
     Spec {
         view_run: if k >= 2048 { 2 } else { 1 },
-        ..context_parallel_spec(k)
+        proposal: with_exact_below(spec.proposal, EXACT_BELOW_PER_K * k.min(2048)),
+        ..spec
+    }
+}
+
+/// Rows shorter than this many times K (K at most 2048) skip the persistent default's view and
+/// take the exact coarse boundary: two passes over the row, the second from L2 while rows this
+/// short stay resident, and a small frontier to refine, against a view, one pass and a
+/// frontier of ~1.75 K. Measured on the H200 at K = 2048 (bench/RESULTS.md, short-row calls):
+/// the first trace call (24576 rows of lengths 1-24576) took 0.93x the time with rows below
+/// 16K-24K exact on both profiles, 8192 rows of 16K-24K 0.98x (i.i.d.) and 1.00x (indexer),
+/// 1024-4096 rows of 12K-16K 1.00x; with rows up to 32K exact, rows of 28K-32K took
+/// 1.06-1.12x. Above K = 2048 the threshold stays at 24576: longer rows no longer stay in L2 for
+/// the second pass.
+pub const EXACT_BELOW_PER_K: u32 = 12;
+
+/// `proposal` with its exact-below length set to `len` (a sampled proposal; exact unchanged).
+pub fn with_exact_below(proposal: Proposal, len: u32) -> Proposal {
+    match proposal {
+        Proposal::Sampled {
+            stride,
+            rho,
+            rescue,
+            ..
+        } => Proposal::Sampled {
+            stride,
+            rho,
+            rescue,
+            exact_below: len,
+        },
+        Proposal::Exact => Proposal::Exact,
     }
 }
 
@@ -255,18 +292,20 @@ pub fn persistent_spec_for(k: u32, width: u32) -> Spec {
     let spec = persistent_spec(k);
     match spec.proposal {
         // Timed at K = 2048 only; smaller K keep the margin their stride was calibrated for.
-        Proposal::Sampled { stride, rescue, .. }
-            if width >= WIDE_MARGIN_FROM_WIDTH && k >= 2048 =>
-        {
-            Spec {
-                proposal: Proposal::Sampled {
-                    stride,
-                    rho: Centi(200),
-                    rescue,
-                },
-                ..spec
-            }
-        }
+        Proposal::Sampled {
+            stride,
+            rescue,
+            exact_below,
+            ..
+        } if width >= WIDE_MARGIN_FROM_WIDTH && k >= 2048 => Spec {
+            proposal: Proposal::Sampled {
+                stride,
+                rho: Centi(200),
+                rescue,
+                exact_below,
+            },
+            ..spec
+        },
         _ => spec,
     }
 }
@@ -304,5 +343,6 @@ pub fn sampled_proposal(k: u32) -> Proposal {
         stride,
         rho: Centi(175),
         rescue: Some(Centi(250)),
+        exact_below: 0,
     }
 }

@@ -46,6 +46,7 @@ pub fn primary_only_spec(k: u32) -> Spec {
             stride: UNDERFILL_STRIDE,
             rho: UNDERFILL_RHO,
             rescue: None,
+            exact_below: 0,
         },
         ..Spec::default()
     }
