@@ -66,8 +66,9 @@ step kvsplit env OUT="$OUT" bash bench/kvsplit.sh
 step views env OUT="$OUT" bash bench/views.sh
 step phases env OUT="$OUT" bash bench/phase-probe.sh
 # The first calls of the traces as terminal windows (same valid scores, pitch = length): the
-# default map (pair view, 512 threads), the same margin on the stride view with 512 threads,
-# and on 256-thread CTAs (four per SM; the autotune candidate).
+# default map (384 threads, pair view, rows below 24576 scores exact), the same margin on the
+# stride view with 512 threads, and on 256-thread CTAs (four per SM; the autotune candidate),
+# both sampling every row.
 step short-rows bash -c 'for spec in "" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=512" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=256"; do
   .gpu/05-operator-matrix indexer 24576x24576,24576x49152,16384x65536 $spec || exit 1; done' \
   && cp "$OUT/logs/short-rows.log" "$OUT/short-rows.txt"
