@@ -51,6 +51,12 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
             "{spec} (the context-parallel stages sample the stride view; use view=stride)"
         )));
     }
+    if spec.exact_below() > 0 {
+        return Err(CodegenError::Unsupported(format!(
+            "{spec} (the context-parallel stages sample every row with a usable view; remove \
+             exact_below)"
+        )));
+    }
     if !matches!(spec.mapping, Mapping::Persistent | Mapping::Staged) {
         return Err(CodegenError::Unsupported(format!(
             "{spec} (the context-parallel selector takes K, the proposal and the digits from a \

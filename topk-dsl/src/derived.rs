@@ -2,6 +2,27 @@
 
 use crate::{Proposal, Spec};
 
+impl Proposal {
+    /// This proposal with rows shorter than `len` scores sent to the exact coarse boundary (a
+    /// sampled proposal; an exact one is returned as it is).
+    pub fn with_exact_below(self, len: u32) -> Proposal {
+        match self {
+            Proposal::Sampled {
+                stride,
+                rho,
+                rescue,
+                ..
+            } => Proposal::Sampled {
+                stride,
+                rho,
+                rescue,
+                exact_below: len,
+            },
+            Proposal::Exact => Proposal::Exact,
+        }
+    }
+}
+
 impl Spec {
     /// Sample rank `q = ceil(rho * k / stride)` of the primary target (paper eq. 15).
     pub fn sample_rank(&self) -> Option<u32> {

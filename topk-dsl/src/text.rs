@@ -2,9 +2,10 @@
 //! `k=2048,dtype=f32,map=persistent,propose=sampled(stride=128,rho=1.5,rescue=1.75),coarse=11,digits=11+11+10,threads=512`.
 //!
 //! [`Display`](fmt::Display) always writes every field, in that order, without spaces, with
-//! ratios in their shortest decimal form; it is the one name of a Spec. The one exception is
-//! `view=run(R)`, written last and only when R > 1, so that every stride-view spec keeps the
-//! name (and kernel hash) it had before grouped views existed. [`Spec::parse`] is
+//! ratios in their shortest decimal form; it is the one name of a Spec. The exceptions are
+//! `view=run(R)`, written last and only when R > 1, and `exact_below=L` inside `sampled(...)`,
+//! written only when L > 0, so that every spec without them keeps the name (and kernel hash)
+//! it had before they existed. [`Spec::parse`] is
 //! lenient: fields in any order, spaces around tokens, omitted fields from `Spec::default()`.
 //! Parsing checks syntax only; [`Spec::validate`] checks the rules.
 
@@ -201,7 +202,7 @@ impl FromStr for Proposal {
             ("sampled", Some(args)) => parse_sampled(s, args),
             _ => Err(SpecError::parse(
                 s,
-                "unknown proposal; expected exact or sampled(stride=S,rho=R[,rescue=R1])",
+                "unknown proposal; expected exact or sampled(stride=S,rho=R[,rescue=R1][,exact_below=L])",
             )),
         }
     }

@@ -95,8 +95,10 @@ pub enum Lookup {
 /// The candidate Specs swept for a shape: the persistent default (`plan::persistent_spec`, with
 /// its grouped view where it has one, its wider margin from 512K (`plan::persistent_spec_for`),
 /// and the default map's 256-thread kernel for short rows), the persistent sampled policies on
-/// the stride view (two strides, two rescue depths), the default margin on 256-thread CTAs for
-/// rows up to 64K (four CTAs per SM keep more short rows in flight), the persistent exact
+/// the stride view (two strides, two rescue depths; all of these send rows shorter than the
+/// default's `exact_below` to the exact boundary), the default margin on 256-thread CTAs for
+/// rows up to 64K (four CTAs per SM keep more short rows in flight), the default map's
+/// short-row kernel sampling every row (up to 64K, the other side of `exact_below`), the persistent exact
 /// proposal, the 8- and 16-CTA cluster kernels from 256K (exact) and 1M (sampled) and the stage
 /// chain from 1M (for few long rows), and the row-local exact kernels where the rows fit them. A
 /// record tuned over another candidate set (or another codegen version) no longer matches and
@@ -129,7 +131,7 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
         out.push(short);
     }
     // The default sampled policy, the paper's constants (rho 1.5, rescue 1.75) and a twice
-    // denser view.
+    // denser view, with the default's short-row rule.
     if let Proposal::Sampled {
         stride,
         rho,
@@ -158,6 +160,14 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
             view_run: 1, // the 256-thread kernel the GPU tests run samples the stride view
             ..default
         });
+        // The short-row kernel sampling every row, short ones included.
+        let sample_all = Spec {
+            proposal: short.proposal.with_exact_below(0),
+            ..short
+        };
+        if short.mapping == Mapping::Persistent && sample_all != short {
+            out.push(sample_all);
+        }
     }
     // Three 384-thread CTAs per SM (the default map's for calls of many rows), where they fit
     // (validation knows the K and histogram sizes that do).

@@ -13,7 +13,8 @@ pub enum Route {
     Rescue = 2,
     /// The proposal underfilled; exact coarse recovery.
     Recovery = 3,
-    /// No usable view, or an exact proposal: the exact coarse route from the start.
+    /// No usable view, a row shorter than the proposal's `exact_below`, or an exact proposal:
+    /// the exact coarse route from the start.
     DirectExact = 4,
 }
 

@@ -148,3 +148,26 @@ fn every_width_of_a_bucket_gets_the_same_candidate_set() {
         assert!(has(600_000, "map=staged") && !has(262_144, "map=staged"));
     }
 }
+
+#[test]
+fn short_row_buckets_sweep_both_sides_of_the_exact_below_rule() {
+    use topk_dsl::Mapping;
+    for width in [20_000u32, 40_000, 65_536] {
+        let set = candidates(2048, width);
+        let persistent: Vec<&Spec> = set
+            .iter()
+            .filter(|s| s.mapping == Mapping::Persistent && s.stride().is_some())
+            .collect();
+        assert!(
+            persistent.iter().any(|s| s.exact_below() == 24_576),
+            "{width}"
+        );
+        assert!(persistent.iter().any(|s| s.exact_below() == 0), "{width}");
+    }
+    // Long rows: every persistent sampled candidate keeps the default's rule (it never fires).
+    for spec in candidates(2048, 262_144) {
+        if spec.mapping == Mapping::Persistent && spec.stride().is_some() {
+            assert_eq!(spec.exact_below(), 24_576, "{spec}");
+        }
+    }
+}

@@ -681,4 +681,15 @@ fn grouped_views_are_refused_with_a_way_out() {
     let mut out = vec![0i32; 16];
     let err = select_sharded(&spec, &scores, &mut out, 16, false).unwrap_err();
     assert!(err.to_string().contains("view=stride"), "{err}");
+
+    // Nor does it send short rows to the exact boundary: exact_below is refused, not dropped.
+    let spec = Spec {
+        k: 16,
+        proposal: Spec::default().proposal.with_exact_below(100),
+        ..Spec::default()
+    };
+    let err = select_sharded(&spec, &scores, &mut out, 16, false).unwrap_err();
+    assert!(err.to_string().contains("exact_below"), "{err}");
+    let source = topk_codegen::sharded::generate_sharded(&spec).unwrap_err();
+    assert!(source.to_string().contains("exact_below"), "{source}");
 }

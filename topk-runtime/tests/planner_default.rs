@@ -135,10 +135,7 @@ fn long_rows_on_clusters_sample_the_view_and_shorter_ones_build_the_exact_bounda
         );
         // The persistent kernel's view and margin for that width (not its short-row rule).
         let persistent = persistent_spec_for(2048, width);
-        assert_eq!(
-            spec.proposal,
-            topk_runtime::cuda::plan::with_exact_below(persistent.proposal, 0)
-        );
+        assert_eq!(spec.proposal, persistent.proposal.with_exact_below(0));
         assert_eq!(spec.view_run, persistent.view_run);
         spec.validate().unwrap();
     }

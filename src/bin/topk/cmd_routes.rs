@@ -119,7 +119,8 @@ fn policies(a: &RoutesArgs) -> Result<Vec<Spec>, CliError> {
             .collect();
     }
     // The routes depend on the proposal alone: the planner's default sampled policy on the
-    // stride view (`--views` compares the grouped ones), whatever mapping the shape would get.
+    // stride view (`--views` compares the grouped ones), whatever mapping the shape would get,
+    // sampling every row (the persistent default's `exact_below` is left out; `--spec` takes it).
     let base = context_parallel_spec(k);
     let (stride0, rho0, rescue0) = match base.proposal {
         Proposal::Sampled {

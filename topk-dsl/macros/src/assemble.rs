@@ -187,8 +187,9 @@ fn mapping(default: Mapping, map: Option<&Arg>, split: Option<&Arg>) -> syn::Res
     }
 }
 
-/// The proposal from `propose` and the sampled parameters `[stride, rho, rescue, exact_below]`; any of the
-/// parameters alone means `propose = sampled`, with the others from the default proposal.
+/// The proposal from `propose` and the sampled parameters `[stride, rho, rescue, exact_below]`;
+/// any of the parameters alone means `propose = sampled`, with the others from the default
+/// proposal.
 fn proposal(
     default: Proposal,
     propose: Option<&Arg>,
@@ -279,7 +280,6 @@ fn rule_error(args: &[Arg], err: &SpecError) -> syn::Error {
     let related = |field: &str| -> &'static [&'static str] {
         match field {
             "stride" | "rho" | "rescue" => &["propose"],
-            "exact_below" => &["propose", "map"],
             "propose" => &["stride", "rho", "rescue", "exact_below"],
             _ => &[],
         }

@@ -34,13 +34,13 @@ use proc_macro::TokenStream;
 /// | `stride`  | integer, a power of two in `2..=1024` (sampled only)         | `128`        |
 /// | `rho`     | decimal, `1.0..=8.0`, hundredths at most (sampled only)      | `1.5`        |
 /// | `rescue`  | decimal above `rho`, at most `8.0`, or `none` (sampled only) | `1.75`       |
-/// | `exact_below` | integer: rows shorter than this take the exact coarse boundary (sampled, `map = persistent` only) | `0` |
+/// | `exact_below` | integer, rows shorter than this are exact (`map = persistent` only) | `0` |
 /// | `coarse`  | integer, `8..=12` bits                                       | `11`         |
 /// | `digits`  | `"11+11+10"` or `[11, 11, 10]`: 3 or 4 widths of `1..=12` summing to 32 | `11+11+10` |
 /// | `threads` | integer, 128, 256, 384, 512 or 1024                          | `512`        |
 ///
-/// `map = cluster` means `cluster(8)`. `stride`, `rho`, `rescue` or `exact_below` without `propose` mean
-/// `propose = sampled`; with `propose = exact` they are an error. `rowlocal_*` and `cluster`
+/// `map = cluster` means `cluster(8)`. `stride`, `rho`, `rescue` or `exact_below` without
+/// `propose` mean `propose = sampled`; with `propose = exact` they are an error. `rowlocal_*` and `cluster`
 /// need `propose = exact, threads = 1024`; `kvsplit` needs a sampled proposal.
 ///
 /// A key or value that breaks a rule of `Spec::validate` is a compile error on that

@@ -6,8 +6,9 @@
 //! 2. A usable stride view (sampled proposal, at least `min_view_len` samples) proposes the
 //!    coarse boundaries tau0 (and tau1); one fused pass admits `x >= endpoint(tau0)`, counts it
 //!    and histograms its leading FP32 digit. Enough: `Primary`; otherwise the band up to tau1
-//!    (`Rescue`); otherwise exact coarse recovery (`Recovery`). No usable view or an exact
-//!    proposal: `DirectExact`, the exact coarse route from the start.
+//!    (`Rescue`); otherwise exact coarse recovery (`Recovery`). No usable view, a row shorter
+//!    than the proposal's `exact_below`, or an exact proposal: `DirectExact`, the exact coarse
+//!    route from the start.
 //! 3. Frontier-only radix refinement over the FP32 digits commits the rest.
 
 mod baseline;

@@ -115,7 +115,7 @@ pub fn sampled_cluster_spec(k: u32, ctas: u8, width: u32) -> Spec {
         mapping: Mapping::Cluster { ctas },
         threads: 1024,
         // Cluster rows are long: every one samples.
-        proposal: with_exact_below(persistent.proposal, 0),
+        proposal: persistent.proposal.with_exact_below(0),
         ..persistent
     }
 }
@@ -243,7 +243,9 @@ pub fn persistent_spec(k: u32) -> Spec {
     let spec = context_parallel_spec(k);
     Spec {
         view_run: if k >= 2048 { 2 } else { 1 },
-        proposal: with_exact_below(spec.proposal, EXACT_BELOW_PER_K * k.min(2048)),
+        proposal: spec
+            .proposal
+            .with_exact_below(EXACT_BELOW_PER_K * k.min(2048)),
         ..spec
     }
 }
@@ -258,24 +260,6 @@ pub fn persistent_spec(k: u32) -> Spec {
 /// 1.06-1.12x. Above K = 2048 the threshold stays at 24576: longer rows no longer stay in L2 for
 /// the second pass.
 pub const EXACT_BELOW_PER_K: u32 = 12;
-
-/// `proposal` with its exact-below length set to `len` (a sampled proposal; exact unchanged).
-pub fn with_exact_below(proposal: Proposal, len: u32) -> Proposal {
-    match proposal {
-        Proposal::Sampled {
-            stride,
-            rho,
-            rescue,
-            ..
-        } => Proposal::Sampled {
-            stride,
-            rho,
-            rescue,
-            exact_below: len,
-        },
-        Proposal::Exact => Proposal::Exact,
-    }
-}
 
 /// Row width from which the persistent default retains rho = 2 instead of 1.75.
 pub const WIDE_MARGIN_FROM_WIDTH: u32 = 1 << 19;

@@ -56,6 +56,12 @@ pub fn select_sharded_with(
             "`{spec}`: the context-parallel selector samples the stride view; use view=stride"
         )));
     }
+    if spec.exact_below() > 0 {
+        return Err(Error::Input(format!(
+            "`{spec}`: the context-parallel selector samples every row with a usable view; \
+             remove exact_below"
+        )));
+    }
     scores.check()?;
     check_indices(scores.rows, params.k, out.len(), out_pitch)?;
     if scores.rows == 0 {

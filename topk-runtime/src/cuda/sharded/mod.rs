@@ -33,7 +33,8 @@ pub struct ShardedRequest {
     pub k: u32,
     pub m_cap: u32,
     pub sharding: Sharding,
-    /// K, proposal and digits to use (map=persistent); default: the persistent default map.
+    /// K, proposal and digits to use (map=persistent or staged, stride view, no
+    /// `exact_below`); default: `plan::context_parallel_spec`.
     pub spec: Option<Spec>,
 }
 
