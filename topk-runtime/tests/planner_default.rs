@@ -48,9 +48,55 @@ fn short_rows_go_to_the_row_local_kernels() {
     let big = default_spec(2048, 4096, 40_000);
     assert_eq!(big.mapping, Mapping::Persistent);
     big.validate().unwrap();
+    // Large batches of rows wider than 12K: the persistent pool too, every row of it exact
+    // (exact_below); narrower ones and small batches keep the register tile.
+    let wide16 = default_spec(2048, 4096, 16_384);
+    assert_eq!(wide16.mapping, Mapping::Persistent);
+    assert_eq!(wide16.threads, 384);
+    assert!(wide16.exact_below() >= 16_384);
+    assert_eq!(default_spec(2048, 1024, 12_289).threads, 256);
     assert_eq!(
-        default_spec(2048, 4096, 16_384).mapping,
+        default_spec(2048, 4096, 12_288).mapping,
         Mapping::RowLocal(RowLocalVariant::Register)
+    );
+    assert_eq!(
+        default_spec(2048, 1023, 16_384).mapping,
+        Mapping::RowLocal(RowLocalVariant::Register)
+    );
+}
+
+#[test]
+fn rows_up_to_64k_retain_a_narrower_margin() {
+    use topk_dsl::{Centi, Proposal};
+    use topk_runtime::cuda::plan::{persistent_spec_for, SHORT_MARGIN_MAX_WIDTH};
+    for width in [40_000, SHORT_MARGIN_MAX_WIDTH] {
+        let spec = default_spec(2048, 4096, width);
+        assert!(
+            matches!(
+                spec.proposal,
+                Proposal::Sampled {
+                    rho: Centi(150),
+                    rescue: Some(Centi(200)),
+                    exact_below: 24_576,
+                    ..
+                }
+            ),
+            "{spec}"
+        );
+        assert_eq!(spec.proposal, persistent_spec_for(2048, width).proposal);
+        spec.validate().unwrap();
+    }
+    assert!(matches!(
+        default_spec(2048, 4096, SHORT_MARGIN_MAX_WIDTH + 1).proposal,
+        Proposal::Sampled {
+            rho: Centi(175),
+            ..
+        }
+    ));
+    // Measured at K = 2048 only: smaller K keep their margin.
+    assert_eq!(
+        persistent_spec_for(512, 40_000),
+        topk_runtime::cuda::plan::persistent_spec(512)
     );
 }
 
@@ -186,13 +232,15 @@ fn a_few_very_long_rows_take_the_stage_chain() {
 #[test]
 fn persistent_block_size_follows_width_and_batch() {
     use topk_runtime::cuda::plan::{
-        persistent_spec, SHORT_PERSISTENT_WIDTH, TRIPLE_CTA_FROM_ROWS, TRIPLE_CTA_MAX_WIDTH,
+        persistent_spec, persistent_spec_for, SHORT_PERSISTENT_WIDTH, TRIPLE_CTA_FROM_ROWS,
+        TRIPLE_CTA_MAX_WIDTH,
     };
     let threads = |m_cap, width| {
         let spec = default_spec(2048, m_cap, width);
         assert_eq!(spec.mapping, Mapping::Persistent, "{m_cap} x {width}");
-        // Same policy and view as the wide-row default: only the CTA size differs.
-        assert_eq!(spec.proposal, persistent_spec(2048).proposal);
+        // Same policy and view as the persistent default for that width: only the CTA size
+        // differs.
+        assert_eq!(spec.proposal, persistent_spec_for(2048, width).proposal);
         assert_eq!(spec.view_run, persistent_spec(2048).view_run);
         spec.threads
     };

@@ -9,6 +9,13 @@ use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec};
 /// kernel (bench/RESULTS.md, crossover sweep); at 64 rows the row-local kernel stays ahead.
 pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 
+/// Batches of [`PERSISTENT_FROM_ROWS`] rows or more of at least this width take the persistent
+/// kernel (whose rows this short all take the exact coarse boundary, [`EXACT_BELOW_PER_K`])
+/// instead of the register row-local one: at 4096 rows of 12K-16K it took 0.58-0.60x the time
+/// on both profiles (bench/RESULTS.md, short-row calls). Narrower rows were not timed and keep
+/// the register tile.
+pub const REGISTER_PERSISTENT_FROM_WIDTH: u32 = 12_289;
+
 /// The default execution map (paper Fig. 6, simplified to the families generated so far):
 /// register row-local for rows that fit a 1024-thread register tile, streaming row-local below
 /// the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
@@ -36,7 +43,9 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
         threads: 1024,
         ..context_parallel_spec(k)
     };
-    if width <= register_tile {
+    if width <= register_tile
+        && (m_cap < PERSISTENT_FROM_ROWS || width < REGISTER_PERSISTENT_FROM_WIDTH)
+    {
         rowlocal(RowLocalVariant::Register)
     } else if width < 49_152 && m_cap < PERSISTENT_FROM_ROWS {
         rowlocal(RowLocalVariant::Streaming)
@@ -264,8 +273,17 @@ pub const EXACT_BELOW_PER_K: u32 = 12;
 /// Row width from which the persistent default retains rho = 2 instead of 1.75.
 pub const WIDE_MARGIN_FROM_WIDTH: u32 = 1 << 19;
 
+/// Widest rows for which the persistent default retains rho = 1.5 and rescues at 2 K instead of
+/// 1.75 and 2.5 K (K >= 2048). On rows this short the refinement of the admitted frontier is
+/// as long as the pass itself, so fewer candidates pay: measured on the H200 in one sweep
+/// (bench/RESULTS.md, short-row calls), the second and third trace calls (rows of 24K-64K)
+/// took 0.97-0.98x the time on both profiles; 12288 rows of 64K-128K 0.98x (i.i.d.) and 1.00x
+/// (indexer), so wider rows keep 1.75.
+pub const SHORT_MARGIN_MAX_WIDTH: u32 = 1 << 16;
+
 /// The persistent default for rows of `width` scores: [`persistent_spec`], with the retention
-/// margin widened to rho = 2 from [`WIDE_MARGIN_FROM_WIDTH`] at K >= 2048. On rows that wide
+/// margin narrowed to rho = 1.5 (rescue 2) up to [`SHORT_MARGIN_MAX_WIDTH`] and widened to
+/// rho = 2 from [`WIDE_MARGIN_FROM_WIDTH`] at K >= 2048. On rows that wide
 /// the ~300 more candidates a row admits cost little, while an underfilled row (a band pass
 /// over the whole row) is a tail on one CTA: measured on the H200 in one run against
 /// rho = 1.75 (bench/RESULTS.md, retention margin), 512 x 512K and 512 x 1M i.i.d. rows took
@@ -286,6 +304,19 @@ pub fn persistent_spec_for(k: u32, width: u32) -> Spec {
                 stride,
                 rho: Centi(200),
                 rescue,
+                exact_below,
+            },
+            ..spec
+        },
+        Proposal::Sampled {
+            stride,
+            exact_below,
+            ..
+        } if width <= SHORT_MARGIN_MAX_WIDTH && k >= 2048 => Spec {
+            proposal: Proposal::Sampled {
+                stride,
+                rho: Centi(150),
+                rescue: Some(Centi(200)),
                 exact_below,
             },
             ..spec
