@@ -18,8 +18,8 @@ pub const REGISTER_PERSISTENT_FROM_WIDTH: u32 = 12_289;
 
 /// The default execution map (paper Fig. 6, simplified to the families generated so far):
 /// register row-local for rows that fit a 1024-thread register tile (but batches of
-/// [`PERSISTENT_FROM_ROWS`] rows or more from [`REGISTER_PERSISTENT_FROM_WIDTH`]), streaming row-local below
-/// the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
+/// [`PERSISTENT_FROM_ROWS`] rows or more from [`REGISTER_PERSISTENT_FROM_WIDTH`]), streaming
+/// row-local below the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
 /// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (block size from
 /// [`persistent_threads`]); for a few long rows the cluster kernel, 16 or 8 CTAs per row
 /// ([`cluster_ctas`]), sampled from 1M-2M scores ([`cluster_samples`]), or, for a few very long
