@@ -98,11 +98,11 @@ pub enum Lookup {
 /// the stride view (two strides, two rescue depths; all of these send rows shorter than the
 /// default's `exact_below` to the exact boundary), the default margin on 256-thread CTAs for
 /// rows up to 64K (four CTAs per SM keep more short rows in flight), the default map's
-/// short-row kernel sampling every row (up to 64K, the other side of `exact_below`), the persistent exact
-/// proposal, the 8- and 16-CTA cluster kernels from 256K (exact) and 1M (sampled) and the stage
-/// chain from 1M (for few long rows), and the row-local exact kernels where the rows fit them. A
-/// record tuned over another candidate set (or another codegen version) no longer matches and
-/// is ignored.
+/// short-row kernel sampling every row (up to 64K, the other side of `exact_below`), the
+/// persistent exact proposal, the 8- and 16-CTA cluster kernels from 256K (exact) and 1M
+/// (sampled) and the stage chain from 1M (for few long rows), and the row-local exact kernels
+/// where the rows fit them. A record tuned over another candidate set (or another codegen
+/// version) no longer matches and is ignored.
 pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     // One set per shape bucket: the width thresholds below apply to the bucket's width, so a
     // record tuned anywhere in a bucket matches the set planned anywhere in it.

@@ -19,8 +19,8 @@ pub const REGISTER_PERSISTENT_FROM_WIDTH: u32 = 12_289;
 /// The default execution map (paper Fig. 6, simplified to the families generated so far):
 /// register row-local for rows that fit a 1024-thread register tile (but batches of
 /// [`PERSISTENT_FROM_ROWS`] rows or more from [`REGISTER_PERSISTENT_FROM_WIDTH`]), streaming
-/// row-local below the width where sampling starts to pay (paper §6.4: 32K-64K) unless the batch has
-/// [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (block size from
+/// row-local below the width where sampling starts to pay (paper §6.4: 32K-64K) unless the
+/// batch has [`PERSISTENT_FROM_ROWS`] rows or more, persistent sampled above (block size from
 /// [`persistent_threads`]); for a few long rows the cluster kernel, 16 or 8 CTAs per row
 /// ([`cluster_ctas`]), sampled from 1M-2M scores ([`cluster_samples`]), or, for a few very long
 /// rows, the stage chain ([`staged_pays`]).
@@ -284,7 +284,7 @@ pub const SHORT_MARGIN_MAX_WIDTH: u32 = 1 << 16;
 
 /// The persistent default for rows of `width` scores: [`persistent_spec`], with the retention
 /// margin narrowed to rho = 1.5 (rescue 2) up to [`SHORT_MARGIN_MAX_WIDTH`] and widened to
-/// rho = 2 from [`WIDE_MARGIN_FROM_WIDTH`] at K >= 2048. On rows that wide
+/// rho = 2 from [`WIDE_MARGIN_FROM_WIDTH`] at K >= 2048. On rows of 512K or more
 /// the ~300 more candidates a row admits cost little, while an underfilled row (a band pass
 /// over the whole row) is a tail on one CTA: measured on the H200 in one run against
 /// rho = 1.75 (bench/RESULTS.md, retention margin), 512 x 512K and 512 x 1M i.i.d. rows took
@@ -293,36 +293,33 @@ pub const SHORT_MARGIN_MAX_WIDTH: u32 = 1 << 16;
 /// 1.75.
 pub fn persistent_spec_for(k: u32, width: u32) -> Spec {
     let spec = persistent_spec(k);
-    match spec.proposal {
-        // Timed at K = 2048 only; smaller K keep the margin their stride was calibrated for.
-        Proposal::Sampled {
+    let Proposal::Sampled {
+        stride,
+        rescue,
+        exact_below,
+        ..
+    } = spec.proposal
+    else {
+        return spec;
+    };
+    // Timed at K = 2048 only; smaller K keep the margin their stride was calibrated for.
+    let (rho, rescue) = if k < 2048 {
+        return spec;
+    } else if width >= WIDE_MARGIN_FROM_WIDTH {
+        (Centi(200), rescue)
+    } else if width <= SHORT_MARGIN_MAX_WIDTH {
+        (Centi(150), Some(Centi(200)))
+    } else {
+        return spec;
+    };
+    Spec {
+        proposal: Proposal::Sampled {
             stride,
+            rho,
             rescue,
             exact_below,
-            ..
-        } if width >= WIDE_MARGIN_FROM_WIDTH && k >= 2048 => Spec {
-            proposal: Proposal::Sampled {
-                stride,
-                rho: Centi(200),
-                rescue,
-                exact_below,
-            },
-            ..spec
         },
-        Proposal::Sampled {
-            stride,
-            exact_below,
-            ..
-        } if width <= SHORT_MARGIN_MAX_WIDTH && k >= 2048 => Spec {
-            proposal: Proposal::Sampled {
-                stride,
-                rho: Centi(150),
-                rescue: Some(Centi(200)),
-                exact_below,
-            },
-            ..spec
-        },
-        _ => spec,
+        ..spec
     }
 }
 
