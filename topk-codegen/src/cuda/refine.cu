@@ -6,150 +6,235 @@
 // two measured even (0.99-1.02x) and four 2-8% slower, so they keep the single-item steps.
 constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 
-// On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)) and `quota` slots
-// remain; their leading-digit histogram is counted here from the frontier. Each digit commits the groups strictly ahead of the
-// boundary digit and retains only the boundary group, in the other ping-pong buffer. A frontier
-// larger than shared + spill capacity was counted but not stored: it is then re-read from the
-// row, filtered by the boundary prefix found so far (same classification, more row traffic).
-template <class Src>
-__device__ void refine_frontier(const Src& src, float lo, float hi, int quota, RowCtx& c,
-                                int* __restrict__ out_row) {
-  int n = *s_counter(C_COUNT);
-  const bool rescan = n > CAP + c.spill_cap;
-  u32 prefix = 0u;
-  int cur = 0;  // ping-pong buffer holding the current frontier
-  clear_hist(HIST_BINS);
-  __syncthreads();
-  if (rescan) {
-    src.for_each([&](float x, int i) {
-      if (x >= lo && !(x >= hi)) atomicAdd(&s_hist()[digit_of(desc_key32(x), 0)], 1);
-    });
-  } else {
-    // Admitted scores share a few leading digits: one shared atomic per distinct bin per warp
-    // instead of up to 32 serialized ones on the same word. REFINE_BATCH items per thread and
-    // step, their loads issued together.
-    for (int base = 0; base < n; base += THREADS * REFINE_BATCH) {
-      u32 bin[REFINE_BATCH];
+// The first round's digit when the frontier's value range is known: HIST_BINS equal slices of
+// [lo, upper), scores at or above `upper` in bin 0. Monotone (larger score, smaller or equal
+// bin), as the key digits are, so the same commit / retain rule applies; its boundary group is
+// then usually a few keys, where the leading key digit of scores this close together would
+// leave hundreds. `upper` and the slice scale live in block scratch, read per item: held in
+// registers through the round they made the 384-thread kernel spill.
+struct LinearDigit {
+  __device__ __forceinline__ u32 operator()(u32 key) const {
+    const float upper = __int_as_float(s_scratch()[SCRATCH_LIN_UPPER]);
+    const float scale = __int_as_float(s_scratch()[SCRATCH_LIN_SCALE]);
+    const float d = fmaxf(upper - from_ascending(~key), 0.0f) * scale;
+    return d < (float)(HIST_BINS - 1) ? (u32)d : (u32)(HIST_BINS - 1);
+  }
+};
+
+// Whether the slices of [lo, upper) have a finite positive width; if so thread 0 stores the
+// digit's parameters (visible after the caller's next __syncthreads). Same answer everywhere.
+__device__ __forceinline__ bool linear_digit_usable(float lo, float upper) {
+  const float width = upper - lo;
+  const float scale = (float)(HIST_BINS - 1) / width;
+  if (!(width > 0.0f) || !isfinite(width) || !isfinite(scale) || !(scale > 0.0f)) return false;
+  if (threadIdx.x == 0) {
+    s_scratch()[SCRATCH_LIN_UPPER] = __float_as_int(upper);
+    s_scratch()[SCRATCH_LIN_SCALE] = __float_as_int(scale);
+  }
+  return true;
+}
+
+// Counts the frontier's bins of `digit` into s_hist. Admitted scores share a few leading digits:
+// one shared atomic per distinct bin per warp instead of up to 32 serialized ones on the same
+// word. REFINE_BATCH items per thread and step, their loads issued together.
+template <class Digit>
+__device__ __forceinline__ void count_frontier(int n, int buf, const Digit& digit, RowCtx& c) {
+  for (int base = 0; base < n; base += THREADS * REFINE_BATCH) {
+    u32 bin[REFINE_BATCH];
 #pragma unroll
-      for (int u = 0; u < REFINE_BATCH; ++u) {
-        const int p = base + u * THREADS + threadIdx.x;
-        u32 key = 0u;
-        int idx;
-        if (p < n) frontier_load(c.spill, c.spill_cap, 0, p, key, idx);
-        bin[u] = p < n ? digit_of(key, 0) : 0xffffffffu;
-      }
+    for (int u = 0; u < REFINE_BATCH; ++u) {
+      const int p = base + u * THREADS + threadIdx.x;
+      u32 key = 0u;
+      int idx;
+      if (p < n) frontier_load(c.spill, c.spill_cap, buf, p, key, idx);
+      bin[u] = p < n ? digit(key) : 0xffffffffu;
+    }
 #pragma unroll
-      for (int u = 0; u < REFINE_BATCH; ++u) {
-        const u32 peers = __match_any_sync(FULL_MASK, bin[u]);
-        if (bin[u] != 0xffffffffu && (threadIdx.x & 31) == __ffs(peers) - 1)
-          atomicAdd(&s_hist()[bin[u]], __popc(peers));
+    for (int u = 0; u < REFINE_BATCH; ++u) {
+      const u32 peers = __match_any_sync(FULL_MASK, bin[u]);
+      if (bin[u] != 0xffffffffu && (threadIdx.x & 31) == __ffs(peers) - 1)
+        atomicAdd(&s_hist()[bin[u]], __popc(peers));
+    }
+  }
+}
+
+// One on-chip round over frontier `cur`: items whose digit is below `bin` are committed, the
+// boundary group (digit == bin) is retained in the other buffer with its `next_digit` bins
+// counted, or, on the last digit, `ties` of it fill the row's last slots. REFINE_BATCH items
+// per thread and step: the loads are issued together and each counter is reserved once per
+// warp for all of them.
+template <class Digit>
+__device__ __forceinline__ void partition_frontier(int n, int cur, u32 bin, bool last, int ties, int next_digit,
+                                   const Digit& digit, RowCtx& c, int* __restrict__ out_row) {
+  for (int base = 0; base < n; base += THREADS * REFINE_BATCH) {
+    u32 key[REFINE_BATCH];
+    int idx[REFINE_BATCH];
+    bool commit[REFINE_BATCH], keep[REFINE_BATCH];
+#pragma unroll
+    for (int u = 0; u < REFINE_BATCH; ++u) {
+      const int p = base + u * THREADS + threadIdx.x;
+      key[u] = 0u;
+      idx[u] = 0;
+      if (p < n) frontier_load(c.spill, c.spill_cap, cur, p, key[u], idx[u]);
+      const u32 d = digit(key[u]);
+      commit[u] = p < n && d < bin;
+      keep[u] = p < n && d == bin;
+    }
+    int pos[REFINE_BATCH];
+    warp_reserve_batch(commit, s_counter(C_OUT), pos);
+#pragma unroll
+    for (int u = 0; u < REFINE_BATCH; ++u)
+      if (commit[u] && pos[u] < K) out_row[pos[u]] = idx[u];
+    warp_reserve_batch(keep, s_counter(last ? C_TIES : C_NEXT), pos);
+#pragma unroll
+    for (int u = 0; u < REFINE_BATCH; ++u) {
+      if (!keep[u]) continue;
+      if (last) {
+        // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
+        if (pos[u] < ties) out_row[K - ties + pos[u]] = idx[u];
+      } else {
+        frontier_store(c.spill, c.spill_cap, cur ^ 1, pos[u], key[u], idx[u]);
+        atomicAdd(&s_hist()[digit_of(key[u], next_digit)], 1);
       }
     }
+  }
+}
+
+// The boundary group of at most one warp's size (usually the case after the second key digit,
+// or after a linear first round): warp 0 ranks it by full key, equal keys by position, and the
+// first `quota` complete the row in the last slots. Saves the remaining digits' histograms,
+// scans and passes.
+__device__ __forceinline__ void finish_in_one_warp(int n, int cur, int quota, RowCtx& c,
+                                                   int* __restrict__ out_row) {
+  if (threadIdx.x < 32) {
+    const int lane = threadIdx.x;
+    u32 key = 0xffffffffu;
+    int idx = 0;
+    if (lane < n) frontier_load(c.spill, c.spill_cap, cur, lane, key, idx);
+    int rank = 0;
+    for (int o = 0; o < n; ++o) {
+      const u32 other = __shfl_sync(FULL_MASK, key, o);
+      rank += other < key || (other == key && o < lane);
+    }
+    if (lane < n && rank < quota) out_row[K - quota + rank] = idx;
+  }
+  __syncthreads();
+}
+
+// The boundary group is exactly the slots left: all of it belongs to the output, and the
+// remaining digits (a histogram, a scan and a pass each) are skipped.
+__device__ __forceinline__ void emit_whole_frontier(int n, int cur, RowCtx& c,
+                                                    int* __restrict__ out_row) {
+  for (int base = 0; base < n; base += THREADS) {
+    const int p = base + threadIdx.x;
+    u32 key;
+    int idx = 0;
+    if (p < n) frontier_load(c.spill, c.spill_cap, cur, p, key, idx);
+    emit_output(p < n, idx, out_row, K);
+  }
+  __syncthreads();
+}
+
+// Clears the histogram and the round's counters for the next partition.
+__device__ __forceinline__ void start_round() {
+  clear_hist(HIST_BINS);
+  if (threadIdx.x == 0) { *s_counter(C_NEXT) = 0; *s_counter(C_TIES) = 0; }
+  __syncthreads();
+}
+
+// Refinement of a frontier held on chip (shared memory plus the spill slice): n items in
+// frontier 0, `quota` slots left. With `upper` bounding the frontier's bulk from above (the
+// proposal's upper endpoint, or hi on the exact routes) a first round over linear slices of
+// [lo, upper) (LinearDigit) comes before the key digits; otherwise the leading key digit's
+// histogram is counted from the frontier.
+__device__ __forceinline__ void refine_on_chip(int n, float lo, float upper, int quota, RowCtx& c,
+                                               int* __restrict__ out_row) {
+  int cur = 0;  // ping-pong buffer holding the current frontier
+  if (n != quota && n > 32 && linear_digit_usable(lo, upper)) {
+    __syncthreads();
+    const LinearDigit lin;
+    count_frontier(n, 0, lin, c);
+    __syncthreads();
+    const Boundary b = find_boundary<HIST_BINS>(quota);
+    if (b.bin >= HIST_BINS) return;  // only reachable with NaN input (reported)
+    start_round();
+    partition_frontier(n, 0, (u32)b.bin, false, 0, 0, lin, c, out_row);
+    __syncthreads();
+    quota -= b.before;
+    n = *s_counter(C_NEXT);
+    cur = 1;
+  } else {
+    count_frontier(n, 0, [](u32 key) { return digit_of(key, 0); }, c);
   }
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < NUM_DIGITS; ++j) {
-    if (!rescan && n == quota) {
-      // The boundary group is exactly the slots left: all of it belongs to the output, and
-      // the remaining digits (a histogram, a scan and a pass each) are skipped.
-      for (int base = 0; base < n; base += THREADS) {
-        const int p = base + threadIdx.x;
-        u32 key;
-        int idx = 0;
-        if (p < n) frontier_load(c.spill, c.spill_cap, cur, p, key, idx);
-        emit_output(p < n, idx, out_row, K);
-      }
-      __syncthreads();
-      break;
-    }
-    if (!rescan && n <= 32) {
-      // A boundary group of one warp's size (usually the case after the second digit): warp 0
-      // ranks it by full key, equal keys by position, and the first `quota` complete the row
-      // in the last slots. Saves the remaining digits' histograms, scans and passes.
-      if (threadIdx.x < 32) {
-        const int lane = threadIdx.x;
-        u32 key = 0xffffffffu;
-        int idx = 0;
-        if (lane < n) frontier_load(c.spill, c.spill_cap, cur, lane, key, idx);
-        int rank = 0;
-        for (int o = 0; o < n; ++o) {
-          const u32 other = __shfl_sync(FULL_MASK, key, o);
-          rank += other < key || (other == key && o < lane);
-        }
-        if (lane < n && rank < quota) out_row[K - quota + rank] = idx;
-      }
-      __syncthreads();
-      break;
-    }
+    if (n == quota) { emit_whole_frontier(n, cur, c, out_row); break; }
+    if (n <= 32) { finish_in_one_warp(n, cur, quota, c, out_row); break; }
     const Boundary b = find_boundary<HIST_BINS>(quota);
     if (b.bin >= (1 << digit_width(j))) break;  // only reachable with NaN input (reported)
-    clear_hist(HIST_BINS);
-    if (threadIdx.x == 0) { *s_counter(C_NEXT) = 0; *s_counter(C_TIES) = 0; }
-    __syncthreads();
-    const bool last = j == NUM_DIGITS - 1;
-    const u32 bin = (u32)b.bin;
+    start_round();
     const int ties = quota - b.before;  // boundary-group items still needed
-    auto classify = [&](u32 key, int idx, bool v) {
-      const u32 d = digit_of(key, j);
-      emit_output(v && d < bin, idx, out_row, K);
-      const bool keep = v && d == bin;
-      if (last) {
-        // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
-        const int pos = warp_reserve(keep, s_counter(C_TIES));
-        if (keep && pos < ties) out_row[K - ties + pos] = idx;
-      } else if (rescan) {
-        if (keep) atomicAdd(&s_hist()[digit_of(key, j + 1)], 1);
-      } else {
-        append_candidate(keep, key, idx, C_NEXT, c.spill, c.spill_cap, cur ^ 1, j + 1);
-      }
-    };
-    if (rescan) {
-      src.for_each_uniform([&](float x, int i, bool v) {
-        const u32 key = desc_key32(x);
-        const bool in = v && x >= lo && !(x >= hi) && (j == 0 || (key >> digit_shift(j - 1)) == prefix);
-        classify(key, i, in);
-      });
-    } else {
-      // The same classification, REFINE_BATCH items per thread and step: the loads are issued
-      // together and each counter is reserved once per warp for all of them.
-      for (int base = 0; base < n; base += THREADS * REFINE_BATCH) {
-        u32 key[REFINE_BATCH];
-        int idx[REFINE_BATCH];
-        bool commit[REFINE_BATCH], keep[REFINE_BATCH];
-#pragma unroll
-        for (int u = 0; u < REFINE_BATCH; ++u) {
-          const int p = base + u * THREADS + threadIdx.x;
-          key[u] = 0u;
-          idx[u] = 0;
-          if (p < n) frontier_load(c.spill, c.spill_cap, cur, p, key[u], idx[u]);
-          const u32 d = digit_of(key[u], j);
-          commit[u] = p < n && d < bin;
-          keep[u] = p < n && d == bin;
-        }
-        int pos[REFINE_BATCH];
-        warp_reserve_batch(commit, s_counter(C_OUT), pos);
-#pragma unroll
-        for (int u = 0; u < REFINE_BATCH; ++u)
-          if (commit[u] && pos[u] < K) out_row[pos[u]] = idx[u];
-        warp_reserve_batch(keep, s_counter(last ? C_TIES : C_NEXT), pos);
-#pragma unroll
-        for (int u = 0; u < REFINE_BATCH; ++u) {
-          if (!keep[u]) continue;
-          if (last) {
-            // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
-            if (pos[u] < ties) out_row[K - ties + pos[u]] = idx[u];
-          } else {
-            frontier_store(c.spill, c.spill_cap, cur ^ 1, pos[u], key[u], idx[u]);
-            atomicAdd(&s_hist()[digit_of(key[u], j + 1)], 1);
-          }
-        }
-      }
-    }
+    partition_frontier(n, cur, (u32)b.bin, j == NUM_DIGITS - 1, ties, j + 1,
+                       [j](u32 key) { return digit_of(key, j); }, c, out_row);
     __syncthreads();
-    prefix = j == 0 ? bin : ((prefix << digit_width(j)) | bin);
     quota = ties;
     n = *s_counter(C_NEXT);
     cur ^= 1;
     __syncthreads();
   }
+}
+
+// Refinement of a frontier larger than shared memory plus the spill slice: it was counted but
+// not stored, so every digit re-reads the row, filtered by the boundary prefix found so far
+// (the same classification, more row traffic).
+template <class Src>
+__device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
+                                 int* __restrict__ out_row) {
+  src.for_each([&](float x, int i) {
+    if (x >= lo && !(x >= hi)) atomicAdd(&s_hist()[digit_of(desc_key32(x), 0)], 1);
+  });
+  __syncthreads();
+  u32 prefix = 0u;
+#pragma unroll
+  for (int j = 0; j < NUM_DIGITS; ++j) {
+    const Boundary b = find_boundary<HIST_BINS>(quota);
+    if (b.bin >= (1 << digit_width(j))) break;  // only reachable with NaN input (reported)
+    start_round();
+    const bool last = j == NUM_DIGITS - 1;
+    const u32 bin = (u32)b.bin;
+    const int ties = quota - b.before;  // boundary-group items still needed
+    src.for_each_uniform([&](float x, int i, bool v) {
+      const u32 key = desc_key32(x);
+      const bool in = v && x >= lo && !(x >= hi) &&
+                      (j == 0 || (key >> digit_shift(j - 1)) == prefix);
+      const u32 d = digit_of(key, j);
+      emit_output(in && d < bin, i, out_row, K);
+      const bool keep = in && d == bin;
+      if (last) {
+        // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
+        const int pos = warp_reserve(keep, s_counter(C_TIES));
+        if (keep && pos < ties) out_row[K - ties + pos] = i;
+      } else if (keep) {
+        atomicAdd(&s_hist()[digit_of(key, j + 1)], 1);
+      }
+    });
+    __syncthreads();
+    prefix = j == 0 ? bin : ((prefix << digit_width(j)) | bin);
+    quota = ties;
+  }
+}
+
+// On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)) and `quota` slots
+// remain. Each digit commits the groups strictly ahead of the boundary digit and retains only
+// the boundary group, in the other ping-pong buffer. `upper` (NaN: none) bounds the
+// frontier's bulk from above for the linear first round (refine_on_chip).
+template <class Src>
+__device__ void refine_frontier(const Src& src, float lo, float hi, float upper, int quota,
+                                RowCtx& c, int* __restrict__ out_row) {
+  const int n = *s_counter(C_COUNT);
+  clear_hist(HIST_BINS);
+  __syncthreads();
+  if (n > CAP + c.spill_cap) refine_by_rescan(src, lo, hi, quota, out_row);
+  else refine_on_chip(n, lo, upper, quota, c, out_row);
 }
