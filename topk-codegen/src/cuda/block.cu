@@ -7,15 +7,11 @@
 #define SCRATCH_F1 35
 #define SCRATCH_BIN_2 37     // the same for its second target (36 is the cluster's quota)
 #define SCRATCH_BEFORE_2 38
-#define SCRATCH_F2 39        // the proposal's upper endpoint (UPPER_RANK), read by refinement
-#define SCRATCH_BIN_3 40     // boundary bin and prefix of find_boundaries' third target
-#define SCRATCH_BEFORE_3 41
-#define SCRATCH_LIN_UPPER 42  // the refinement's linear first digit (refine.cu)
-#define SCRATCH_LIN_SCALE 43
+#define SCRATCH_LIN_UPPER 40  // the refinement's linear first digit (refine.cu)
+#define SCRATCH_LIN_SCALE 41
 #define SCRATCH_WORDS 44
-#define SCRATCH_BIN_OF(t) ((t) == 0 ? SCRATCH_BIN : (t) == 1 ? SCRATCH_BIN_2 : SCRATCH_BIN_3)
-#define SCRATCH_BEFORE_OF(t) \
-  ((t) == 0 ? SCRATCH_BEFORE : (t) == 1 ? SCRATCH_BEFORE_2 : SCRATCH_BEFORE_3)
+#define SCRATCH_BIN_OF(t) ((t) == 0 ? SCRATCH_BIN : SCRATCH_BIN_2)
+#define SCRATCH_BEFORE_OF(t) ((t) == 0 ? SCRATCH_BEFORE : SCRATCH_BEFORE_2)
 
 // Shared-memory layout of one CTA, at fixed offsets from the dynamic shared base so that no
 // register holds a shared pointer: the reused histogram, block scratch, counters, and two
@@ -43,7 +39,7 @@ struct Boundary {
 // `hist` unread afterwards.
 template <int NB, int NT>
 __device__ void find_boundaries(const int (&target)[NT], Boundary (&out)[NT]) {
-  static_assert(NT >= 1 && NT <= 3, "scratch holds three boundaries");
+  static_assert(NT == 1 || NT == 2, "scratch holds two boundaries");
   const int* hist = s_hist();
   int* scratch = s_scratch();
   constexpr int PER = (NB + THREADS - 1) / THREADS;
@@ -108,16 +104,15 @@ __device__ Boundary find_boundary(int target) {
   return b[0];
 }
 
-// Inclusive FP32 endpoints of two (or three) coarse prefixes into SCRATCH_F0 / SCRATCH_F1
-// (/ SCRATCH_F2), searched by warps 0, 1 (and 2) side by side (`bin < 0`: NaN, no endpoint).
-// Every thread calls; the values are in scratch after the __syncthreads that ends this call.
-__device__ __forceinline__ void coarse_endpoints_to_scratch(int bin0, int bin1, int bin2 = -2) {
+// Inclusive FP32 endpoints of two coarse prefixes into SCRATCH_F0 / SCRATCH_F1, searched by
+// warps 0 and 1 side by side (`bin < 0`: NaN, no endpoint). Every thread calls; the values are
+// in scratch after the __syncthreads that ends this call.
+__device__ __forceinline__ void coarse_endpoints_to_scratch(int bin0, int bin1) {
   const int warp = threadIdx.x >> 5;
-  if (warp < 2 || (warp == 2 && bin2 != -2)) {
-    const int bin = warp == 0 ? bin0 : warp == 1 ? bin1 : bin2;
+  if (warp < 2) {
+    const int bin = warp == 0 ? bin0 : bin1;
     const float e = bin < 0 ? quiet_nan() : coarse_endpoint_warp((u32)bin);
-    if ((threadIdx.x & 31) == 0)
-      s_scratch()[warp == 2 ? SCRATCH_F2 : SCRATCH_F0 + warp] = __float_as_int(e);
+    if ((threadIdx.x & 31) == 0) s_scratch()[SCRATCH_F0 + warp] = __float_as_int(e);
   }
   __syncthreads();
 }
@@ -212,18 +207,13 @@ struct ProposalResult {
   float e1;  // inclusive FP32 endpoint of tau1 (rescue rank), when enabled
 };
 
-// The sample rank of the proposal's upper endpoint: about a quarter of the target's scores lie
-// above it, so the refinement's first round spreads the rest over its histogram (refine.cu).
-constexpr int UPPER_RANK = SAMPLE_RANK / 4 > 1 ? SAMPLE_RANK / 4 : 1;
-
-// tau0 (and tau1 with rescue) from the sample histogram in s_hist, and the upper endpoint
-// (SCRATCH_F2, for the refinement): one scan for the three ranks, the endpoints searched at
-// once. Every thread calls; the same result everywhere.
+// tau0 (and tau1 with rescue) from the sample histogram in s_hist: one scan for both ranks,
+// both endpoints searched at once. Every thread calls; the same result everywhere.
 __device__ ProposalResult proposal_from_hist() {
-  const int targets[3] = {SAMPLE_RANK, RESCUE ? RESCUE_RANK : SAMPLE_RANK, UPPER_RANK};
-  Boundary b[3];
-  find_boundaries<COARSE_BINS, 3>(targets, b);
-  coarse_endpoints_to_scratch(b[0].bin, b[1].bin, b[2].bin < COARSE_BINS ? b[2].bin : -1);
+  const int targets[2] = {SAMPLE_RANK, RESCUE ? RESCUE_RANK : SAMPLE_RANK};
+  Boundary b[2];
+  find_boundaries<COARSE_BINS, 2>(targets, b);
+  coarse_endpoints_to_scratch(b[0].bin, b[1].bin);
   ProposalResult p;
   p.usable = true;
   p.e0 = __int_as_float(s_scratch()[SCRATCH_F0]);

@@ -6,12 +6,14 @@
 // two measured even (0.99-1.02x) and four 2-8% slower, so they keep the single-item steps.
 constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 
-// The first round's digit when the frontier's value range is known: HIST_BINS equal slices of
-// [lo, upper), scores at or above `upper` in bin 0. Monotone (larger score, smaller or equal
-// bin), as the key digits are, so the same commit / retain rule applies; its boundary group is
-// then usually a few keys, where the leading key digit of scores this close together would
-// leave hundreds. `upper` and the slice scale live in block scratch, read per item: held in
-// registers through the round they made the 384-thread kernel spill.
+// The first round's digit on the exact routes, whose frontier is one coarse bin [lo, upper):
+// HIST_BINS equal slices of it (a score at or above `upper`, which the frontier never holds,
+// would fall in bin 0).
+// Monotone (larger score, smaller or equal bin), as the key digits are, so the same commit /
+// retain rule applies. Scores of one coarse bin share their leading key digit, so the key
+// digits spend a round on it; the slices usually leave a boundary group of a few keys.
+// `upper` and the slice scale live in block scratch, read per item: held in registers through
+// the round they made the 384-thread kernel spill.
 struct LinearDigit {
   __device__ __forceinline__ u32 operator()(u32 key) const {
     const float upper = __int_as_float(s_scratch()[SCRATCH_LIN_UPPER]);
@@ -21,9 +23,12 @@ struct LinearDigit {
   }
 };
 
-// Whether the slices of [lo, upper) have a finite positive width; if so thread 0 stores the
-// digit's parameters (visible after the caller's next __syncthreads). Same answer everywhere.
-__device__ __forceinline__ bool linear_digit_usable(float lo, float upper) {
+// Whether the slices of the exact routes' coarse bin [lo, hi) (in SCRATCH_F0 / SCRATCH_F1 since
+// exact_coarse) have a finite positive width; if so thread 0 stores the digit's parameters
+// (visible after the caller's next __syncthreads). The same answer everywhere.
+__device__ __forceinline__ bool linear_digit_usable() {
+  const float lo = __int_as_float(s_scratch()[SCRATCH_F0]);
+  const float upper = __int_as_float(s_scratch()[SCRATCH_F1]);
   const float width = upper - lo;
   const float scale = (float)(HIST_BINS - 1) / width;
   if (!(width > 0.0f) || !isfinite(width) || !isfinite(scale) || !(scale > 0.0f)) return false;
@@ -143,14 +148,13 @@ __device__ __forceinline__ void start_round() {
 }
 
 // Refinement of a frontier held on chip (shared memory plus the spill slice): n items in
-// frontier 0, `quota` slots left. With `upper` bounding the frontier's bulk from above (the
-// proposal's upper endpoint, or hi on the exact routes) a first round over linear slices of
-// [lo, upper) (LinearDigit) comes before the key digits; otherwise the leading key digit's
+// frontier 0, `quota` slots left. On the exact routes a first round over linear slices of the
+// coarse bin (LinearDigit) comes before the key digits; otherwise the leading key digit's
 // histogram is counted from the frontier.
-__device__ __forceinline__ void refine_on_chip(int n, float lo, float upper, int quota, RowCtx& c,
+__device__ __forceinline__ void refine_on_chip(int n, bool exact_route, int quota, RowCtx& c,
                                                int* __restrict__ out_row) {
   int cur = 0;  // ping-pong buffer holding the current frontier
-  if (n != quota && n > 32 && linear_digit_usable(lo, upper)) {
+  if (exact_route && n != quota && n > 32 && linear_digit_usable()) {
     __syncthreads();
     const LinearDigit lin;
     count_frontier(n, 0, lin, c);
@@ -227,14 +231,14 @@ __device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
 
 // On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)) and `quota` slots
 // remain. Each digit commits the groups strictly ahead of the boundary digit and retains only
-// the boundary group, in the other ping-pong buffer. `upper` (NaN: none) bounds the
-// frontier's bulk from above for the linear first round (refine_on_chip).
+// the boundary group, in the other ping-pong buffer. `exact_route`: the frontier is the coarse
+// bin of exact_coarse, whose endpoints are still in SCRATCH_F0 / SCRATCH_F1 (refine_on_chip).
 template <class Src>
-__device__ void refine_frontier(const Src& src, float lo, float hi, float upper, int quota,
+__device__ void refine_frontier(const Src& src, float lo, float hi, bool exact_route, int quota,
                                 RowCtx& c, int* __restrict__ out_row) {
   const int n = *s_counter(C_COUNT);
   clear_hist(HIST_BINS);
   __syncthreads();
   if (n > CAP + c.spill_cap) refine_by_rescan(src, lo, hi, quota, out_row);
-  else refine_on_chip(n, lo, upper, quota, c, out_row);
+  else refine_on_chip(n, exact_route, quota, c, out_row);
 }

@@ -2,13 +2,6 @@
 
 // Selects row `row` (valid length L, L > K handled here; L <= K filled directly). `src` streams
 // the row's scores; `row_ptr` is used by the sampled view. Returns the route; `q0` gets |Q0|.
-// The refinement's upper bound of the frontier's bulk: the proposal's upper endpoint on the
-// sampled routes (in scratch since the proposal), hi on the exact ones (NaN: none).
-__device__ __forceinline__ float sampled_upper(int route, float hi) {
-  return route == ROUTE_PRIMARY || route == ROUTE_RESCUE ? __int_as_float(s_scratch()[SCRATCH_F2])
-                                                         : hi;
-}
-
 template <class Src>
 __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int L, int phase,
                           int* __restrict__ out_row, RowCtx& c, int& q0) {
@@ -45,8 +38,10 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
     hi = e.hi;
     quota = e.quota;
   }
+  // The exact routes' frontier is one coarse bin: its refinement starts with linear slices.
+  const bool exact_route = route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT;
   q0 = *s_counter(C_COUNT);
-  refine_frontier(src, lo, hi, sampled_upper(route, hi), quota, c, out_row);
+  refine_frontier(src, lo, hi, exact_route, quota, c, out_row);
   return route;
 }
 
