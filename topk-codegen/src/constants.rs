@@ -1,5 +1,5 @@
 //! The `constexpr` block that specializes the shared CUDA body to one Spec.
-use crate::family::{samples, Family, Layout, REGISTER_ITEMS, SEGMENT_CAP};
+use crate::family::{samples, Family, Layout, REGISTER_ITEMS, SCRATCH_AND_COUNTERS, SEGMENT_CAP};
 use std::fmt::Write;
 use topk_dsl::Spec;
 
@@ -70,6 +70,12 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         "int",
         hist.to_string(),
         "the one reused shared histogram",
+    );
+    c(
+        "SCRATCH_AND_COUNTERS",
+        "int",
+        SCRATCH_AND_COUNTERS.to_string(),
+        "words the host reserves between histogram and frontiers",
     );
     c(
         "NUM_DIGITS",

@@ -7,9 +7,8 @@
 #define SCRATCH_F1 35
 #define SCRATCH_BIN_2 37     // the same for its second target (36 is the cluster's quota)
 #define SCRATCH_BEFORE_2 38
-#define SCRATCH_LIN_UPPER 40  // the refinement's linear first digit (refine.cu)
-#define SCRATCH_LIN_SCALE 41
-#define SCRATCH_WORDS 44
+#define SCRATCH_LIN_SCALE 39  // slice scale of the refinement's linear first round (refine.cu)
+#define SCRATCH_WORDS 40
 #define SCRATCH_BIN_OF(t) ((t) == 0 ? SCRATCH_BIN : SCRATCH_BIN_2)
 #define SCRATCH_BEFORE_OF(t) ((t) == 0 ? SCRATCH_BEFORE : SCRATCH_BEFORE_2)
 
@@ -19,6 +18,8 @@
 extern __shared__ __align__(16) int smem_words[];
 #define COUNTERS_AT (HIST_BINS + SCRATCH_WORDS)
 #define FRONTIER_AT (COUNTERS_AT + 8)
+static_assert(SCRATCH_WORDS + 8 == SCRATCH_AND_COUNTERS,
+              "block scratch layout differs from the shared memory the host allocates");
 __device__ __forceinline__ int* s_hist() { return smem_words; }
 __device__ __forceinline__ int* s_scratch() { return smem_words + HIST_BINS; }
 __device__ __forceinline__ int* s_counter(int which) { return smem_words + COUNTERS_AT + which; }

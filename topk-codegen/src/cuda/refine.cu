@@ -12,11 +12,11 @@ constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 // Monotone (larger score, smaller or equal bin), as the key digits are, so the same commit /
 // retain rule applies. Scores of one coarse bin share their leading key digit, so the key
 // digits spend a round on it; the slices usually leave a boundary group of a few keys.
-// `upper` and the slice scale live in block scratch, read per item: held in registers through
-// the round they made the 384-thread kernel spill.
+// `upper` (exact_coarse's SCRATCH_F1) and the slice scale are read from block scratch per item:
+// held in registers through the round they made the 384-thread kernel spill.
 struct LinearDigit {
   __device__ __forceinline__ u32 operator()(u32 key) const {
-    const float upper = __int_as_float(s_scratch()[SCRATCH_LIN_UPPER]);
+    const float upper = __int_as_float(s_scratch()[SCRATCH_F1]);
     const float scale = __int_as_float(s_scratch()[SCRATCH_LIN_SCALE]);
     const float d = fmaxf(upper - from_ascending(~key), 0.0f) * scale;
     return d < (float)(HIST_BINS - 1) ? (u32)d : (u32)(HIST_BINS - 1);
@@ -24,18 +24,15 @@ struct LinearDigit {
 };
 
 // Whether the slices of the exact routes' coarse bin [lo, hi) (in SCRATCH_F0 / SCRATCH_F1 since
-// exact_coarse) have a finite positive width; if so thread 0 stores the digit's parameters
-// (visible after the caller's next __syncthreads). The same answer everywhere.
+// exact_coarse) have a finite positive width; if so thread 0 stores their scale (visible after
+// the caller's next __syncthreads). The same answer everywhere.
 __device__ __forceinline__ bool linear_digit_usable() {
   const float lo = __int_as_float(s_scratch()[SCRATCH_F0]);
   const float upper = __int_as_float(s_scratch()[SCRATCH_F1]);
   const float width = upper - lo;
   const float scale = (float)(HIST_BINS - 1) / width;
   if (!(width > 0.0f) || !isfinite(width) || !isfinite(scale) || !(scale > 0.0f)) return false;
-  if (threadIdx.x == 0) {
-    s_scratch()[SCRATCH_LIN_UPPER] = __float_as_int(upper);
-    s_scratch()[SCRATCH_LIN_SCALE] = __float_as_int(scale);
-  }
+  if (threadIdx.x == 0) s_scratch()[SCRATCH_LIN_SCALE] = __float_as_int(scale);
   return true;
 }
 
