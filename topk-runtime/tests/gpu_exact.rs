@@ -363,6 +363,33 @@ fn gpu_is_exact_and_matches_cpu_routes_on_every_family() {
 }
 
 #[test]
+fn persistent_workers_with_several_rows_each_are_exact() {
+    let Some(gpu) = gpu_or_skip("persistent_workers_with_several_rows_each_are_exact") else {
+        return;
+    };
+    // More rows than workers (two 512-thread CTAs per SM), so every worker claims further rows
+    // and its shared state (counters, histograms, frontiers, spill slice) carries over from row
+    // to row; the case's lengths put short, underfilled and sampled rows side by side. Route for
+    // route against the CPU backend.
+    for &k in &[512u32, 2048] {
+        for spec in specs(k).into_iter().take(3) {
+            for (f, family) in FAMILIES.iter().enumerate() {
+                let width = 12_000 + 5 * f;
+                let case = make_case(
+                    family,
+                    77 + f as u64 + k as u64,
+                    800,
+                    width,
+                    width + 1,
+                    k as usize,
+                );
+                check_against_cpu(&gpu, spec, &case, &format!("{spec} / {family} / 800 rows"));
+            }
+        }
+    }
+}
+
+#[test]
 fn register_rowlocal_is_exact_on_short_rows() {
     let Some(gpu) = gpu_or_skip("register_rowlocal_is_exact_on_short_rows") else {
         return;
