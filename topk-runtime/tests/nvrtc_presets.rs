@@ -1,6 +1,9 @@
 //! Every preset's generated CUDA compiles to a CUBIN with NVRTC, without a GPU. CI installs
 //! libnvrtc from PyPI (`nvidia-cuda-nvrtc`); where it is absent this test says so and skips.
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use topk_runtime::cuda::nvrtc::{compile, nvrtc_available, Arch};
 
 /// The architecture the tests compile for, or None (with a note naming `test`) without NVRTC.
@@ -12,31 +15,80 @@ fn sm90a_or_skip(test: &str) -> Option<Arch> {
     Some("sm_90a".parse().unwrap())
 }
 
+/// Kernels to compile: (what it is, source, entry).
+#[derive(Default)]
+struct Jobs(Vec<(String, String, String)>);
+
+impl Jobs {
+    fn push(&mut self, label: impl Into<String>, source: &str, entry: &str) {
+        self.0
+            .push((label.into(), source.to_owned(), entry.to_owned()));
+    }
+
+    /// Compiles every job to a CUBIN (the same source and entry once) on every core: NVRTC
+    /// compiles independent programs side by side, and one at a time this test took minutes.
+    /// Panics naming the first job that fails.
+    fn compile_all(self, arch: &Arch) {
+        let mut seen = HashSet::new();
+        let jobs: Vec<_> = self
+            .0
+            .into_iter()
+            .filter(|(_, source, entry)| seen.insert((source.clone(), entry.clone())))
+            .collect();
+        let next = AtomicUsize::new(0);
+        let failures = Mutex::new(Vec::new());
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+        std::thread::scope(|scope| {
+            for _ in 0..workers.min(jobs.len()) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((label, source, entry)) = jobs.get(i) else {
+                        break;
+                    };
+                    let problem = match compile(source, entry, arch) {
+                        Ok(out) if out.cubin.starts_with(b"\x7fELF") => continue,
+                        Ok(_) => "not a CUBIN".to_owned(),
+                        Err(e) => format!("does not compile: {e}"),
+                    };
+                    failures.lock().unwrap().push(format!("{label} {problem}"));
+                });
+            }
+        });
+        let failures = failures.into_inner().unwrap();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
 #[test]
 fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
     let Some(arch) = sm90a_or_skip("every_preset_and_helper_kernel_compiles_with_nvrtc") else {
         return;
     };
-    let mut compiled = 0;
+    let mut jobs = Jobs::default();
+    let mut presets = 0;
     for preset in topk_dsl::PRESETS {
         let Ok(kernel) = topk_codegen::generate(&preset.spec) else {
             continue; // families not generated yet are covered by the codegen tests
         };
-        let out = compile(&kernel.source, &kernel.entry, &arch)
-            .unwrap_or_else(|e| panic!("preset {} does not compile: {e}", preset.name));
-        assert_eq!(&out.cubin[..4], b"\x7fELF", "{}: not a CUBIN", preset.name);
-        compiled += 1;
+        jobs.push(
+            format!("preset {}", preset.name),
+            &kernel.source,
+            &kernel.entry,
+        );
+        presets += 1;
     }
-    assert!(compiled >= 6, "only {compiled} presets compiled");
-    let verifier = topk_codegen::verifier::verifier_source();
-    compile(verifier, topk_codegen::verifier::VERIFIER_ENTRY, &arch).expect("verifier compiles");
+    assert!(presets >= 6, "only {presets} presets generated");
+    jobs.push(
+        "the verifier",
+        topk_codegen::verifier::verifier_source(),
+        topk_codegen::verifier::VERIFIER_ENTRY,
+    );
     // Grouped views (view=run(R)) on the persistent and KV-split kernels.
     for run in [2u8, 4, 8] {
         for map in ["persistent", "kvsplit(4)"] {
             let spec = topk_dsl::Spec::parse(&format!("map={map},view=run({run})")).unwrap();
             let kernel = topk_codegen::generate(&spec).unwrap();
-            compile(&kernel.source, &kernel.entry, &arch)
-                .unwrap_or_else(|e| panic!("{spec} does not compile: {e}"));
+            jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
         }
     }
     // The 16-CTA cluster (non-portable size), exact and sampled (stride and pair-grouped views).
@@ -47,8 +99,7 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
     ] {
         let spec = topk_dsl::Spec::parse(text).unwrap();
         let kernel = topk_codegen::generate(&spec).unwrap();
-        compile(&kernel.source, &kernel.entry, &arch)
-            .unwrap_or_else(|e| panic!("{spec} does not compile: {e}"));
+        jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
     }
     // Every autotune candidate (the default map's policies among them, the stage chain at 1M)
     // at two ranks and three widths.
@@ -56,8 +107,7 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
         for width in [32_768u32, 131_072, 1 << 20] {
             for spec in topk_runtime::autotune::candidates(k, width) {
                 let kernel = topk_codegen::generate(&spec).unwrap();
-                compile(&kernel.source, &kernel.entry, &arch)
-                    .unwrap_or_else(|e| panic!("candidate {spec} does not compile: {e}"));
+                jobs.push(format!("candidate {spec}"), &kernel.source, &kernel.entry);
             }
         }
     }
@@ -67,8 +117,11 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
         topk_runtime::cuda::plan::persistent_spec(2048),
     ] {
         let kernel = topk_codegen::probe::generate_probed(&spec).unwrap();
-        compile(&kernel.source, &kernel.entry, &arch)
-            .unwrap_or_else(|e| panic!("phase probe of {spec} does not compile: {e}"));
+        jobs.push(
+            format!("phase probe of {spec}"),
+            &kernel.source,
+            &kernel.entry,
+        );
     }
     // The context-parallel stages, for every sampled and exact persistent preset.
     for preset in topk_dsl::PRESETS {
@@ -76,16 +129,10 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
             continue; // other mappings are refused with a reason (codegen tests)
         };
         for entry in [&sharded.entry, &sharded.sum_entry] {
-            let out = compile(&sharded.source, entry, &arch)
-                .unwrap_or_else(|e| panic!("sharded {} does not compile: {e}", preset.name));
-            assert_eq!(
-                &out.cubin[..4],
-                b"\x7fELF",
-                "sharded {}: not a CUBIN",
-                preset.name
-            );
+            jobs.push(format!("sharded {}", preset.name), &sharded.source, entry);
         }
     }
+    jobs.compile_all(&arch);
 }
 
 /// Every valid combination of block size, coarse width and view on the sampled mappings
@@ -96,7 +143,8 @@ fn block_sizes_coarse_widths_and_views_compile_with_nvrtc() {
     let Some(arch) = sm90a_or_skip("block_sizes_coarse_widths_and_views_compile_with_nvrtc") else {
         return;
     };
-    let mut compiled = 0;
+    let mut jobs = Jobs::default();
+    let mut combinations = 0;
     for map in ["persistent", "kvsplit(2)", "cluster(8)"] {
         for threads in [128, 256, 384, 512, 1024] {
             for coarse in [8, 12] {
@@ -110,13 +158,13 @@ fn block_sizes_coarse_widths_and_views_compile_with_nvrtc() {
                         continue; // e.g. clusters below 512 threads, 384 off the persistent pool
                     }
                     let kernel = topk_codegen::generate(&spec).unwrap();
-                    compile(&kernel.source, &kernel.entry, &arch)
-                        .unwrap_or_else(|e| panic!("{spec} does not compile: {e}"));
-                    compiled += 1;
+                    jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
+                    combinations += 1;
                 }
             }
         }
     }
+    jobs.compile_all(&arch);
     // persistent 18 (384 threads not with coarse=12), KV-split 16 (not 384), cluster 8 (512, 1024)
-    assert_eq!(compiled, 42, "combinations compiled");
+    assert_eq!(combinations, 42, "combinations compiled");
 }
