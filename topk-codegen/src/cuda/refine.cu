@@ -8,12 +8,11 @@ constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 
 // The first round's digit on the exact routes, whose frontier is one coarse bin [lo, upper):
 // HIST_BINS equal slices of it (a score at or above `upper`, which the frontier never holds,
-// would fall in bin 0).
-// Monotone (larger score, smaller or equal bin), as the key digits are, so the same commit /
-// retain rule applies. Scores of one coarse bin share their leading key digit, so the key
-// digits spend a round on it; the slices usually leave a boundary group of a few keys.
-// `upper` (exact_coarse's SCRATCH_F1) and the slice scale are read from block scratch per item:
-// held in registers through the round they made the 384-thread kernel spill.
+// would fall in bin 0). Monotone (larger score, smaller or equal bin), as the key digits are,
+// so the same commit / retain rule applies. Scores of one coarse bin share their leading key
+// digit, so the key digits spend a round on it; the slices usually leave a boundary group of a
+// few keys. `upper` (exact_coarse's SCRATCH_F1) and the slice scale are read from block
+// scratch per item: held in registers through the round they made the 384-thread kernel spill.
 struct LinearDigit {
   __device__ __forceinline__ u32 operator()(u32 key) const {
     const float upper = __int_as_float(s_scratch()[SCRATCH_F1]);
