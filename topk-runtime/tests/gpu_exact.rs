@@ -326,6 +326,38 @@ fn check_against_cpu(gpu: &Gpu, spec: Spec, case: &Case, label: &str) -> (u64, [
     (rows as u64, gpu_stats.rows)
 }
 
+/// `spec` against the CPU backend on one case of every adversarial family: `rows` rows, family
+/// f's `width + step * f` wide with a pitch `pad` wider, seeded from `seed + f + K`. Returns the
+/// rows checked and the rows per route.
+fn check_every_family(
+    gpu: &Gpu,
+    spec: Spec,
+    rows: usize,
+    (width, step, pad): (usize, usize, usize),
+    seed: u64,
+) -> (u64, [u64; 5]) {
+    let mut rows_total = 0;
+    let mut per_route = [0u64; 5];
+    for (f, family) in FAMILIES.iter().enumerate() {
+        let width = width + step * f;
+        let case = make_case(
+            family,
+            seed + f as u64 + spec.k as u64,
+            rows,
+            width,
+            width + pad,
+            spec.k as usize,
+        );
+        let label = format!("{spec} / {family} / {rows} rows");
+        let (n, r) = check_against_cpu(gpu, spec, &case, &label);
+        rows_total += n;
+        for i in 0..5 {
+            per_route[i] += r[i];
+        }
+    }
+    (rows_total, per_route)
+}
+
 #[test]
 fn gpu_is_exact_and_matches_cpu_routes_on_every_family() {
     let Some(gpu) = gpu_or_skip("gpu_is_exact_and_matches_cpu_routes_on_every_family") else {
@@ -335,21 +367,10 @@ fn gpu_is_exact_and_matches_cpu_routes_on_every_family() {
     let mut per_route = [0u64; 5];
     for &k in &[512u32, 2048] {
         for spec in specs(k) {
-            for (f, family) in FAMILIES.iter().enumerate() {
-                let width = 40_000 + 7 * f;
-                let case = make_case(
-                    family,
-                    1000 + f as u64 + k as u64,
-                    24,
-                    width,
-                    width + 3,
-                    k as usize,
-                );
-                let (n, r) = check_against_cpu(&gpu, spec, &case, &format!("{spec} / {family}"));
-                rows_total += n;
-                for i in 0..5 {
-                    per_route[i] += r[i];
-                }
+            let (n, r) = check_every_family(&gpu, spec, 24, (40_000, 7, 3), 1000);
+            rows_total += n;
+            for i in 0..5 {
+                per_route[i] += r[i];
             }
         }
     }
@@ -373,18 +394,7 @@ fn persistent_workers_with_several_rows_each_are_exact() {
     // route against the CPU backend.
     for &k in &[512u32, 2048] {
         for spec in specs(k).into_iter().take(3) {
-            for (f, family) in FAMILIES.iter().enumerate() {
-                let width = 12_000 + 5 * f;
-                let case = make_case(
-                    family,
-                    77 + f as u64 + k as u64,
-                    800,
-                    width,
-                    width + 1,
-                    k as usize,
-                );
-                check_against_cpu(&gpu, spec, &case, &format!("{spec} / {family} / 800 rows"));
-            }
+            check_every_family(&gpu, spec, 800, (12_000, 5, 1), 77);
         }
     }
 }

@@ -65,8 +65,9 @@ __device__ __forceinline__ void count_frontier(int n, int buf, const Digit& digi
 // per thread and step: the loads are issued together and each counter is reserved once per
 // warp for all of them.
 template <class Digit>
-__device__ __forceinline__ void partition_frontier(int n, int cur, u32 bin, bool last, int ties, int next_digit,
-                                   const Digit& digit, RowCtx& c, int* __restrict__ out_row) {
+__device__ __forceinline__ void partition_frontier(int n, int cur, u32 bin, bool last, int ties,
+                                                   int next_digit, const Digit& digit, RowCtx& c,
+                                                   int* __restrict__ out_row) {
   for (int base = 0; base < n; base += THREADS * REFINE_BATCH) {
     u32 key[REFINE_BATCH];
     int idx[REFINE_BATCH];
