@@ -29,6 +29,7 @@ __device__ __forceinline__ int* s_idx(int buf) { return smem_words + FRONTIER_AT
 #define C_NEXT 1        // items appended to the next frontier
 #define C_OUT 2         // committed output slots
 #define C_TIES 3        // boundary ties taken at the last digit
+#define C_NAN 4         // a band pass met a NaN (reset with the row's counters)
 
 struct Boundary {
   int bin;     // first bin whose inclusive prefix reaches the target; NB when none does

@@ -5,18 +5,19 @@
 // refinement starts from. Returns the frontier count (the certificate C(tau), eq. 16).
 template <class Src>
 __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
-  bool nan = false;
   int* spill = c.spill;
   const int spill_cap = c.spill_cap;
+  // A NaN is flagged in shared memory from the rare path: a per-thread flag updated there would
+  // cost the common path a register move per score.
   src.for_each([&](float x, int i) {
     if (!(x < lo)) {  // admitted, or NaN: the rare path
-      if (x != x) nan = true;
+      if (x != x) *s_counter(C_NAN) = 1;
       else if (!(x >= hi)) append_one(desc_key32(x), i, spill, spill_cap);
     }
   });
-  c.nan |= nan;
   __syncthreads();
   const int n = *s_counter(C_COUNT);
+  c.nan |= *s_counter(C_NAN) != 0;
   __syncthreads();
   return n;
 }
@@ -33,12 +34,12 @@ template <class Src>
 __device__ ExactBoundary exact_coarse(const Src& src, RowCtx& c, int* __restrict__ out_row) {
   clear_hist(COARSE_BINS);
   __syncthreads();
-  bool nan = false;
+  u32 nan = 0u;
   src.for_each([&](float x, int i) {
-    nan |= x != x;
+    nan |= x != x ? 1u : 0u;
     atomicAdd(&s_hist()[coarse_bin(x)], 1);
   });
-  c.nan |= nan;
+  c.nan |= nan != 0u;
   __syncthreads();
   const Boundary b = find_boundary<COARSE_BINS>(K);
   if (threadIdx.x == 0) *s_counter(C_COUNT) = 0;

@@ -93,11 +93,11 @@ __device__ int cluster_collect_band(const float* __restrict__ seg, int len, int 
   const u32 count_at = dsmem(s_counter(C_COUNT), 0);
   const u32 keys0 = dsmem(s_keys(0), 0);
   const u32 idx0 = dsmem(s_idx(0), 0);
-  bool nan = false;
+  u32 nan = 0u;
   if (len > 0) {
     stream_row(seg, len, [&](float x, int i) {
       if (!(x < lo)) {
-        if (x != x) nan = true;
+        if (x != x) nan = 1u;
         else if (!(x >= hi)) append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);
       }
     });
@@ -182,10 +182,10 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
       // 1. This segment's coarse histogram.
       clear_hist(COARSE_BINS);
       __syncthreads();
-      bool nan = false;
+      u32 nan = 0u;
       if (b > a) {
         stream_row(row_ptr + a, b - a, [&](float x, int) {
-          nan |= x != x;
+          nan |= x != x ? 1u : 0u;
           atomicAdd(&s_hist()[coarse_bin(x)], 1);
         });
       }

@@ -1,11 +1,12 @@
 // ---- Ordered keys (paper §4.2 eq. 11-12, §4.4). Larger scores get smaller keys; -0 == +0. ----
 __device__ __forceinline__ float canonical(float x) { return x == 0.0f ? 0.0f : x; }
 
-// Descending sortable FP32 key.
+// Descending sortable FP32 key. Adding +0 turns -0 into +0 and leaves every other non-NaN
+// score as it is; then negative scores keep their bits and the others flip their 31 low bits.
+// Three instructions: the band pass computes one per admitted score.
 __device__ __forceinline__ u32 desc_key32(float x) {
-  u32 u = __float_as_uint(canonical(x));
-  u32 ascending = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-  return ~ascending;
+  const u32 u = __float_as_uint(x + 0.0f);
+  return u ^ (~(u32)((int)u >> 31) & 0x7fffffffu);
 }
 
 // Round-to-nearest FP16 projection, through the conversion instruction itself.

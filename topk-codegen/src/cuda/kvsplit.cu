@@ -37,11 +37,11 @@ __device__ int stage_segment(const float* __restrict__ row, int lo, int hi, floa
                              int* __restrict__ stage, RowCtx& c) {
   if (threadIdx.x == 0) *s_counter(C_NEXT) = 0;
   __syncthreads();
-  bool nan = false;
+  u32 nan = 0u;
   stream_row(row + lo, hi - lo, [&](float x, int i) {
     if (!(x < e0)) {
       if (x != x) {
-        nan = true;
+        nan = 1u;
       } else {
         const int pos = atomicAdd(s_counter(C_NEXT), 1);
         if (pos < SEG_CAP) {
@@ -51,7 +51,7 @@ __device__ int stage_segment(const float* __restrict__ row, int lo, int hi, floa
       }
     }
   });
-  c.nan |= nan;
+  c.nan |= nan != 0u;
   __threadfence();  // staged pairs visible device-wide before the arrival below
   __syncthreads();
   const int n = *s_counter(C_NEXT);
