@@ -188,7 +188,15 @@ __device__ __forceinline__ void warp_reserve_batch(const bool (&take)[U], int* c
 // (admitted scores share a few leading digits, so counting them in the pass would serialize
 // every warp that admits one on the same few shared-memory addresses).
 __device__ __forceinline__ void append_one(u32 key, int idx, int* spill, int spill_cap) {
-  const int pos = atomicAdd(s_counter(C_COUNT), 1);
+  // One shared atomic per lane, not aggregated per warp: the lanes of an i.i.d. row that admit
+  // the same score slot of a step are one or two, and the aggregation costs ten instructions.
+  // (The added value is 1 for every index, but the assembler cannot prove it uniform, which is
+  // what keeps it from aggregating the atomic itself.)
+  int pos;
+  asm volatile("atom.shared.add.u32 %0, [%1], %2;"
+               : "=r"(pos)
+               : "r"((u32)__cvta_generic_to_shared(s_counter(C_COUNT))), "r"(1 + (idx >> 31))
+               : "memory");
   frontier_store(spill, spill_cap, 0, pos, key, idx);
 }
 
