@@ -195,7 +195,7 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
       const float e1 = __uint_as_float(st[RS_E1]);
       const float keep = usable ? (RESCUE ? e1 : e0) : -__int_as_float(0x7f800000);
       int c0 = 0, c1 = 0;
-      u32 nan = 0u;
+      bool nan = false;
       // Admitted pairs are staged in shared memory (frontier buffer 0) and copied out with one
       // global reservation per CTA; past CAP they go to the global buffer one by one.
       // Without a usable view every score is a candidate: a shard longer than the buffer
@@ -218,7 +218,7 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
               if (g < (u32)CANDS) { keys[g] = desc_key32(x); pos[g] = lo + i; }
             }
           } else if (x != x) {
-            nan = 1u;
+            nan = true;
           }
         });
       }
