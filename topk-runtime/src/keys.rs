@@ -112,6 +112,39 @@ mod tests {
         assert_eq!(desc_key16(-1e-30), desc_key16(1e-30));
     }
 
+    /// The generated CUDA (`topk-codegen/src/cuda/keys.cu`) computes the FP32 key in three
+    /// instructions: `x + 0` (which turns -0 into +0 and leaves every other non-NaN value),
+    /// then negative scores keep their bits and the others flip their 31 low bits. It must be
+    /// the same function as `desc_key32` on every non-NaN input.
+    #[test]
+    fn three_instruction_key32_equals_the_reference_on_every_float_class() {
+        let lean = |x: f32| {
+            let u = (x + 0.0).to_bits();
+            u ^ (!(((u as i32) >> 31) as u32) & 0x7fff_ffff)
+        };
+        let special = [
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::from_bits(0x8000_0001),
+            f32::from_bits(0x007f_ffff),
+            f32::from_bits(0x807f_ffff),
+            f32::MAX,
+            f32::MIN,
+        ];
+        let swept = (0..=u32::MAX / 40_503).map(|i| f32::from_bits(i * 40_503));
+        let mut checked = 0;
+        for x in special.into_iter().chain(swept).filter(|x| !x.is_nan()) {
+            assert_eq!(lean(x), desc_key32(x), "{x:e} ({:#010x})", x.to_bits());
+            checked += 1;
+        }
+        assert!(checked > 100_000);
+    }
+
     #[test]
     fn endpoint_splits_the_line_exactly_at_the_bin_boundary() {
         let shift = 5;
