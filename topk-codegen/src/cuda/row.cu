@@ -21,7 +21,8 @@ __device__ __forceinline__ int view_phase(int row) {
   return (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1));
 }
 
-// Thread 0 zeroes the row's frontier, output and tie counters and its NaN flag (a barrier follows before use).
+// Thread 0 zeroes the row's frontier, output and tie counters and its NaN flag (a barrier
+// follows before use).
 __device__ __forceinline__ void reset_row_counters() {
   if (threadIdx.x == 0) {
     *s_counter(C_COUNT) = 0;

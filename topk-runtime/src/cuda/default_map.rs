@@ -303,9 +303,10 @@ pub fn persistent_spec_for(k: u32, width: u32) -> Spec {
         return spec;
     };
     // Timed at K = 2048 only; smaller K keep the margin their stride was calibrated for.
-    let (rho, rescue) = if k < 2048 {
+    if k < 2048 {
         return spec;
-    } else if width >= WIDE_MARGIN_FROM_WIDTH {
+    }
+    let (rho, rescue) = if width >= WIDE_MARGIN_FROM_WIDTH {
         (Centi(200), rescue)
     } else if width <= SHORT_MARGIN_MAX_WIDTH {
         (Centi(150), Some(Centi(200)))
