@@ -847,3 +847,61 @@ fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
     let rep = cpu::verify(&m, k, &out, k).unwrap();
     assert!(rep.is_exact(), "{:?}", rep.violations);
 }
+
+/// The kernels' closed-form coarse endpoint passes its own check and equals the CPU backend's
+/// search on every bin of every coarse width, so its fallback search never runs.
+#[test]
+fn closed_form_coarse_endpoints_equal_the_cpu_search_on_every_bin() {
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    let Some(gpu) = gpu_or_skip("closed_form_coarse_endpoints_equal_the_cpu_search_on_every_bin")
+    else {
+        return;
+    };
+    const PROBE: &str = r#"
+extern "C" __global__ void topk_endpoint_probe(u32* out, int* unchecked) {
+  const u32 bin = blockIdx.x * blockDim.x + threadIdx.x;
+  if (bin >= (u32)COARSE_BINS) return;
+  bool checked;
+  out[bin] = __float_as_uint(coarse_endpoint_closed(bin, checked));
+  if (!checked) atomicAdd(unchecked, 1);
+}
+"#;
+    for bits in 8..=12u32 {
+        let spec = Spec::parse(&format!(
+            "k=2048,map=persistent,propose=exact,coarse={bits}"
+        ))
+        .unwrap();
+        let kernel = topk_codegen::generate(&spec).unwrap();
+        let source = format!("{}\n{PROBE}", kernel.source);
+        let loaded = gpu.load(&source, "topk_endpoint_probe", 0).unwrap();
+        let bins = 1usize << bits;
+        let stream = gpu.stream();
+        let mut d_out = stream.alloc_zeros::<u32>(bins).unwrap();
+        let mut d_unchecked = stream.alloc_zeros::<i32>(1).unwrap();
+        let mut b = stream.launch_builder(&loaded.func);
+        b.arg(&mut d_out).arg(&mut d_unchecked);
+        let cfg = LaunchConfig {
+            grid_dim: (bins.div_ceil(256) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        unsafe { b.launch(cfg) }.unwrap();
+        let out = stream.clone_dtoh(&d_out).unwrap();
+        let unchecked = stream.clone_dtoh(&d_unchecked).unwrap()[0];
+        assert_eq!(unchecked, 0, "coarse={bits}: bins failing the check");
+        for (bin, &bits_out) in out.iter().enumerate() {
+            let got = f32::from_bits(bits_out);
+            match topk_runtime::keys::coarse_endpoint(bin as u32, 16 - bits) {
+                None => assert!(
+                    got.is_nan(),
+                    "coarse={bits} bin {bin}: {got} for no endpoint"
+                ),
+                Some(want) => assert_eq!(
+                    bits_out,
+                    want.to_bits(),
+                    "coarse={bits} bin {bin}: device {got}, cpu {want}"
+                ),
+            }
+        }
+    }
+}

@@ -113,7 +113,7 @@ __device__ __forceinline__ void coarse_endpoints_to_scratch(int bin0, int bin1) 
   const int warp = threadIdx.x >> 5;
   if (warp < 2) {
     const int bin = warp == 0 ? bin0 : bin1;
-    const float e = bin < 0 ? quiet_nan() : coarse_endpoint_warp((u32)bin);
+    const float e = bin < 0 ? quiet_nan() : coarse_endpoint_fast((u32)bin);
     if ((threadIdx.x & 31) == 0) s_scratch()[SCRATCH_F0 + warp] = __float_as_int(e);
   }
   __syncthreads();

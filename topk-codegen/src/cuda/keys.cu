@@ -46,27 +46,49 @@ __device__ float coarse_endpoint(u32 bin) {
   return canonical(from_ascending(lo));
 }
 
-// coarse_endpoint by a whole warp: 32 probes per round split the key interval 33 ways, so
-// about 7 rounds instead of 32 dependent steps. Same value in every lane, and the same value as
-// coarse_endpoint (both find the smallest ascending key whose coarse bin is <= bin).
-__device__ float coarse_endpoint_warp(u32 bin) {
-  const u32 lane = threadIdx.x & 31u;
-  u32 lo = 0x007fffffu;  // ascending key of -inf
-  u32 hi = 0xff800000u;  // ascending key of +inf; the answer stays in [lo, hi]
-  if (coarse_bin(from_ascending(hi)) > bin) return quiet_nan();
-  while (lo < hi) {
-    const u64 span = (u64)(hi - lo);
-    const u32 probe = lo + (u32)(span * (lane + 1u) / 33u);
-    const u32 ok = __ballot_sync(FULL_MASK, coarse_bin(from_ascending(probe)) <= bin);
-    if (ok != 0u) {
-      const u32 first = (u32)__ffs(ok) - 1u;
-      hi = lo + (u32)(span * (first + 1u) / 33u);
-      if (first > 0u) lo = lo + (u32)(span * first / 33u) + 1u;
-    } else {
-      lo = lo + (u32)(span * 32u / 33u) + 1u;
-    }
-  }
-  return canonical(from_ascending(lo));
+__device__ __forceinline__ u32 to_ascending(float x) {
+  const u32 u = __float_as_uint(x);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+// Exact FP32 value of FP16 bits.
+__device__ __forceinline__ float f32_of_f16(u32 h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
+  return f;
+}
+
+// FP16 bits whose descending key (desc_key16) is `key`.
+__device__ __forceinline__ u32 f16_of_key(u32 key) { return (key & 0x8000u) ? key : 0x7fffu - key; }
+
+// coarse_endpoint without the search, in a few dozen instructions. The smallest FP16 value v of
+// the bin (the value of its largest key that occurs) is reached by every x that rounds to v or
+// above: the endpoint is the midpoint of v and the FP16 value below it (exact in FP32), or the
+// next float up when the midpoint rounds down (ties to even). `checked` tells whether the
+// result passed the definition itself, coarse_bin(e) <= bin < coarse_bin(float below e); the
+// GPU tests assert that it does for every bin of every coarse width.
+__device__ __forceinline__ float coarse_endpoint_closed(u32 bin, bool& checked) {
+  u32 key = (bin << COARSE_SHIFT) | ((1u << COARSE_SHIFT) - 1u);  // largest key of the bin
+  checked = true;
+  if (key < 0x03ffu) return quiet_nan();  // FP16 NaN keys only: no value reaches the bin
+  if (key >= 0xfc00u) return __uint_as_float(0xff800000u);  // -inf's key or above: every value
+  if (key == 0x8000u) key = 0x7fffu;  // an FP16 -0 takes the +0 key: 0x8000 never occurs
+  const u32 below = key + 1u == 0x8000u ? 0x8001u : key + 1u;  // next key that occurs
+  const u32 hv = f16_of_key(key), hw = f16_of_key(below);
+  // +-inf as +-65536, the next step of the largest binade, for the midpoint.
+  const float v = hv == 0x7c00u ? 65536.0f : f32_of_f16(hv);
+  const float w = hw == 0xfc00u ? -65536.0f : f32_of_f16(hw);
+  float e = 0.5f * (v + w);
+  if (coarse_bin(e) > bin) e = from_ascending(to_ascending(e) + 1u);
+  checked = coarse_bin(e) <= bin && coarse_bin(from_ascending(to_ascending(e) - 1u)) > bin;
+  return canonical(e);
+}
+
+// coarse_endpoint in closed form, falling back to the search if the check ever failed.
+__device__ __forceinline__ float coarse_endpoint_fast(u32 bin) {
+  bool checked;
+  const float e = coarse_endpoint_closed(bin, checked);
+  return checked ? e : coarse_endpoint(bin);
 }
 
 __device__ __forceinline__ u32 digit_of(u32 key, int j) {
