@@ -106,8 +106,8 @@ __device__ Boundary find_boundary(int target) {
   return b[0];
 }
 
-// Inclusive FP32 endpoints of two coarse prefixes into SCRATCH_F0 / SCRATCH_F1, searched by
-// warps 0 and 1 side by side (`bin < 0`: NaN, no endpoint). Every thread calls; the values are
+// Inclusive FP32 endpoints of two coarse prefixes into SCRATCH_F0 / SCRATCH_F1, one from warp 0
+// and one from warp 1 (`bin < 0`: NaN, no endpoint). Every thread calls; the values are
 // in scratch after the __syncthreads that ends this call.
 __device__ __forceinline__ void coarse_endpoints_to_scratch(int bin0, int bin1) {
   const int warp = threadIdx.x >> 5;
