@@ -178,8 +178,8 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
         load_hist(w.sample + (long long)row * COARSE_BINS, COARSE_BINS);
         const Boundary b0 = find_boundary<COARSE_BINS>(SAMPLE_RANK);
         const Boundary b1 = RESCUE ? find_boundary<COARSE_BINS>(RESCUE_RANK) : b0;
-        e0 = __float_as_uint(coarse_endpoint((u32)b0.bin));
-        e1 = __float_as_uint(coarse_endpoint((u32)b1.bin));
+        e0 = __float_as_uint(coarse_endpoint_fast((u32)b0.bin));
+        e1 = __float_as_uint(coarse_endpoint_fast((u32)b1.bin));
       }
       if (threadIdx.x == 0) {
         st[RS_FLAGS] = (active ? ROW_ACTIVE : 0u) | (usable ? ROW_USABLE : 0u);
