@@ -8,6 +8,7 @@
 //! the same Spec always gives the same bytes and NVRTC folds every policy branch away.
 
 mod constants;
+pub mod endpoint_probe;
 mod family;
 pub mod generator;
 pub mod probe;

@@ -853,27 +853,14 @@ fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
 #[test]
 fn closed_form_coarse_endpoints_equal_the_cpu_search_on_every_bin() {
     use cudarc::driver::{LaunchConfig, PushKernelArg};
+    use topk_codegen::endpoint_probe::{endpoint_probe_source, ENDPOINT_PROBE_ENTRY};
     let Some(gpu) = gpu_or_skip("closed_form_coarse_endpoints_equal_the_cpu_search_on_every_bin")
     else {
         return;
     };
-    const PROBE: &str = r#"
-extern "C" __global__ void topk_endpoint_probe(u32* out, int* unchecked) {
-  const u32 bin = blockIdx.x * blockDim.x + threadIdx.x;
-  if (bin >= (u32)COARSE_BINS) return;
-  bool checked;
-  out[bin] = __float_as_uint(coarse_endpoint_closed(bin, checked));
-  if (!checked) atomicAdd(unchecked, 1);
-}
-"#;
     for bits in 8..=12u32 {
-        let spec = Spec::parse(&format!(
-            "k=2048,map=persistent,propose=exact,coarse={bits}"
-        ))
-        .unwrap();
-        let kernel = topk_codegen::generate(&spec).unwrap();
-        let source = format!("{}\n{PROBE}", kernel.source);
-        let loaded = gpu.load(&source, "topk_endpoint_probe", 0).unwrap();
+        let source = endpoint_probe_source(bits as u8).unwrap();
+        let loaded = gpu.load(&source, ENDPOINT_PROBE_ENTRY, 0).unwrap();
         let bins = 1usize << bits;
         let stream = gpu.stream();
         let mut d_out = stream.alloc_zeros::<u32>(bins).unwrap();

@@ -123,6 +123,15 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
             &kernel.entry,
         );
     }
+    // The GPU tests' closed-form endpoint probe, at every coarse width.
+    for bits in 8..=12u8 {
+        let source = topk_codegen::endpoint_probe::endpoint_probe_source(bits).unwrap();
+        jobs.push(
+            format!("endpoint probe, coarse={bits}"),
+            &source,
+            topk_codegen::endpoint_probe::ENDPOINT_PROBE_ENTRY,
+        );
+    }
     // The context-parallel stages, for every sampled and exact persistent preset.
     for preset in topk_dsl::PRESETS {
         let Ok(sharded) = topk_codegen::sharded::generate_sharded(&preset.spec) else {
