@@ -146,6 +146,14 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
             "staged pairs per segment",
         );
     }
+    if family == Family::Persistent {
+        c(
+            "STAGGER_NS",
+            "u64",
+            (u64::from(spec.stagger_us) * 1000).to_string(),
+            "late start of the pool's second half",
+        );
+    }
     if matches!(family, Family::RowLocalRegister | Family::RowLocalStreaming) {
         let register = family == Family::RowLocalRegister;
         c(

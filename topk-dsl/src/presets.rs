@@ -20,6 +20,7 @@ const BASE: Spec = Spec {
     digits: Digits::new3(11, 11, 10),
     threads: 512,
     view_run: 1,
+    stagger_us: 0,
 };
 
 /// Stride 128, primary target 1.5 K, secondary target 1.75 K (the paper's default policy).

@@ -101,6 +101,10 @@ pub struct Spec {
     /// every `stride` positions); `r` in {2, 4, 8} reads `r` contiguous scores every `r * stride`
     /// positions (the same sample count from `1/r` of the 32-byte sectors).
     pub view_run: u8,
+    /// Microseconds by which the second half of a persistent pool starts late (0: none), so that
+    /// the two CTAs of an SM do not propose and refine their rows at the same time while DRAM
+    /// idles. Only `map=persistent`.
+    pub stagger_us: u16,
 }
 
 impl Default for Spec {
@@ -120,6 +124,7 @@ impl Default for Spec {
             digits: Digits::new3(11, 11, 10),
             threads: 512,
             view_run: 1,
+            stagger_us: 0,
         }
     }
 }

@@ -3,9 +3,9 @@
 //!
 //! [`Display`](fmt::Display) always writes every field, in that order, without spaces, with
 //! ratios in their shortest decimal form; it is the one name of a Spec. The exceptions are
-//! `view=run(R)`, written last and only when R > 1, and `exact_below=L` inside `sampled(...)`,
-//! written only when L > 0, so that every spec without them keeps the name (and kernel hash)
-//! it had before they existed. [`Spec::parse`] is
+//! `view=run(R)` and `stagger=US`, written last and only when R > 1 and US > 0, and
+//! `exact_below=L` inside `sampled(...)`, written only when L > 0, so that every spec without
+//! them keeps the name (and kernel hash) it had before they existed. [`Spec::parse`] is
 //! lenient: fields in any order, spaces around tokens, omitted fields from `Spec::default()`.
 //! Parsing checks syntax only; [`Spec::validate`] checks the rules.
 
@@ -13,7 +13,7 @@ use crate::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, Spec
 use std::fmt;
 use std::str::FromStr;
 
-const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads, view";
+const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads, view, stagger";
 const SAMPLED_KEYS: &str = "stride, rho, rescue, exact_below";
 
 impl fmt::Display for Spec {
@@ -31,6 +31,9 @@ impl fmt::Display for Spec {
         )?;
         if self.view_run != 1 {
             write!(f, ",view=run({})", self.view_run)?;
+        }
+        if self.stagger_us != 0 {
+            write!(f, ",stagger={}", self.stagger_us)?;
         }
         Ok(())
     }
@@ -134,6 +137,7 @@ impl Spec {
                 "digits" => spec.digits = value.parse()?,
                 "threads" => spec.threads = parse_uint(value, "threads")?,
                 "view" => spec.view_run = parse_view(value)?,
+                "stagger" => spec.stagger_us = parse_uint(value, "stagger")?,
                 _ => {
                     return Err(SpecError::parse(
                         item,

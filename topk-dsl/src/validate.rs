@@ -7,6 +7,8 @@ use crate::{Centi, Digits, Dtype, Mapping, Proposal, Spec, SpecError, MAX_K};
 const THREADS: [u32; 5] = [128, 256, 384, 512, 1024];
 /// Largest ratio `rho` or `rescue` may take.
 const MAX_RATIO: Centi = Centi(800);
+/// Longest late start of half a persistent pool, microseconds (a row pass takes 30-250 us).
+const MAX_STAGGER_US: u16 = 1000;
 
 impl Spec {
     /// Check every rule; the first broken one is returned, naming the field (or the two fields
@@ -24,10 +26,12 @@ impl Spec {
     /// | `rho`     | `1.0..=8.0`                                                  |
     /// | `rescue`  | greater than `rho`, at most `8.0`                            |
     /// | `exact_below` | at most 2^31 - 1                                         |
+    /// | `stagger` | at most 1000 microseconds                                    |
     ///
     /// then the combinations: `rowlocal` needs `propose=exact` and `threads=1024`; `cluster`
     /// needs `threads=512` or `1024`; `threads=384` needs `map=persistent`, `k <= 2048` and
-    /// `coarse <= 11`; `kvsplit` needs a sampled proposal; `exact_below` needs `map=persistent`.
+    /// `coarse <= 11`; `kvsplit` needs a sampled proposal; `exact_below` and `stagger` need
+    /// `map=persistent`.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_k(self.k)?;
         check_dtype(self.dtype)?;
@@ -40,7 +44,8 @@ impl Spec {
         check_mapping_threads(self.mapping, self.threads)?;
         check_three_ctas_fit(self.threads, self.k, self.coarse_bits)?;
         check_exact_below(self.mapping, self.proposal)?;
-        check_view(self.view_run, self.mapping, self.proposal)
+        check_view(self.view_run, self.mapping, self.proposal)?;
+        check_stagger(self.stagger_us, self.mapping)
     }
 }
 
@@ -317,6 +322,25 @@ fn check_view(run: u8, mapping: Mapping, proposal: Proposal) -> Result<(), SpecE
                  stride view only; the row-local mappings do not sample)",
             ));
         }
+    }
+    Ok(())
+}
+
+/// `stagger` (microseconds, at most `MAX_STAGGER_US`) delays half of a persistent worker pool;
+/// the other mappings have no pool to stagger.
+fn check_stagger(us: u16, mapping: Mapping) -> Result<(), SpecError> {
+    if us > MAX_STAGGER_US {
+        return Err(SpecError::invalid(
+            "stagger",
+            format!("must be at most {MAX_STAGGER_US} microseconds, got {us}"),
+        ));
+    }
+    if us > 0 && mapping != Mapping::Persistent {
+        return Err(SpecError::conflict(
+            "stagger",
+            "map",
+            format!("stagger delays half of a persistent worker pool; remove it for map={mapping}"),
+        ));
     }
     Ok(())
 }

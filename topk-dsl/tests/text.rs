@@ -234,9 +234,10 @@ fn valid_spec() -> impl Strategy<Value = Spec> {
         mapping_proposal_threads,
         8u8..=12,
         valid_digits(),
+        0u16..=1000,
     )
         .prop_map(
-            |(k, (mapping, proposal, threads), coarse_bits, digits)| Spec {
+            |(k, (mapping, proposal, threads), coarse_bits, digits, stagger)| Spec {
                 k,
                 dtype: Dtype::F32,
                 mapping,
@@ -245,6 +246,12 @@ fn valid_spec() -> impl Strategy<Value = Spec> {
                 digits,
                 threads,
                 view_run: 1,
+                // Only the persistent pool has a second half to start late.
+                stagger_us: if mapping == Mapping::Persistent {
+                    stagger
+                } else {
+                    0
+                },
             },
         )
 }
@@ -285,9 +292,10 @@ fn representable_spec() -> impl Strategy<Value = Spec> {
         digits,
         any::<u32>(),
         any::<u8>(),
+        any::<u16>(),
     )
         .prop_map(
-            |(k, mapping, proposal, coarse_bits, digits, threads, view_run)| Spec {
+            |(k, mapping, proposal, coarse_bits, digits, threads, view_run, stagger_us)| Spec {
                 k,
                 dtype: Dtype::F32,
                 mapping,
@@ -296,6 +304,7 @@ fn representable_spec() -> impl Strategy<Value = Spec> {
                 digits,
                 threads,
                 view_run,
+                stagger_us,
             },
         )
 }
@@ -336,14 +345,16 @@ proptest! {
     #[test]
     fn field_order_and_spacing_do_not_change_the_spec(
         spec in valid_spec(),
-        order in Just((0..7).collect::<Vec<usize>>()).prop_shuffle(),
+        order in Just((0..8).collect::<Vec<usize>>()).prop_shuffle(),
         pad in prop::sample::select(vec!["", " ", "  ", "\t", " \n "]),
     ) {
         let fields = fields(&spec.to_string());
-        prop_assert_eq!(fields.len(), 7);
+        // Seven fields, and `stagger` when set.
+        prop_assert_eq!(fields.len(), if spec.stagger_us > 0 { 8 } else { 7 });
         // Pad every separator token: `=`, `(`, `)`, `+` and the commas between fields.
         let padded: Vec<String> = order
             .iter()
+            .filter(|&&i| i < fields.len())
             .map(|&i| {
                 let mut f = String::new();
                 for c in fields[i].chars() {
@@ -364,8 +375,9 @@ proptest! {
     }
 
     #[test]
-    fn omitting_any_field_takes_its_default(spec in valid_spec(), drop in 0usize..7) {
+    fn omitting_any_field_takes_its_default(spec in valid_spec(), drop in 0usize..8) {
         let mut fields = fields(&spec.to_string());
+        let drop = drop % fields.len();
         fields.remove(drop);
         let parsed = Spec::parse(&fields.join(",")).unwrap();
         let default = Spec::default();
@@ -376,7 +388,8 @@ proptest! {
             3 => Spec { proposal: default.proposal, ..spec },
             4 => Spec { coarse_bits: default.coarse_bits, ..spec },
             5 => Spec { digits: default.digits, ..spec },
-            _ => Spec { threads: default.threads, ..spec },
+            6 => Spec { threads: default.threads, ..spec },
+            _ => Spec { stagger_us: default.stagger_us, ..spec },
         };
         prop_assert_eq!(parsed, expected);
     }

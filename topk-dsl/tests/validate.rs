@@ -343,3 +343,28 @@ fn exact_below_is_a_row_length_for_the_persistent_pool() {
     }
     assert!(Spec::parse("propose=sampled(stride=128,rho=1.5,exact_below=-1)").is_err());
 }
+
+#[test]
+fn stagger_delays_half_a_persistent_pool_by_at_most_a_millisecond() {
+    let s = spec("stagger=16");
+    assert_valid("stagger=16");
+    assert_eq!(s.stagger_us, 16);
+    // Printed last when set, and read back to the same Spec.
+    assert!(s.to_string().ends_with(",stagger=16"), "{s}");
+    assert_eq!(spec(&s.to_string()), s);
+    // Left out (or 0) it is not printed: the canonical texts of other specs do not change.
+    assert_eq!(spec("stagger=0").to_string(), Spec::default().to_string());
+    assert_valid("stagger=1000");
+    assert_breaks("stagger=1001", &["stagger"]);
+    for other in [
+        "map=kvsplit(4)",
+        "map=cluster(8),threads=1024",
+        "map=staged",
+        "map=rowlocal(register),propose=exact,threads=1024",
+    ] {
+        assert_breaks(&format!("{other},stagger=16"), &["stagger", "map"]);
+        assert_valid(&format!("{other},stagger=0"));
+    }
+    assert!(Spec::parse("stagger=-1").is_err());
+    assert!(Spec::parse("stagger=70000").is_err());
+}

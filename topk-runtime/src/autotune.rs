@@ -94,7 +94,8 @@ pub enum Lookup {
 
 /// The candidate Specs swept for a shape: the persistent default (`plan::persistent_spec`, with
 /// its grouped view where it has one, its wider margin from 512K (`plan::persistent_spec_for`),
-/// and the default map's 256-thread kernel for short rows), the persistent sampled policies on
+/// the same with half the pool starting late from 256K, and the default map's 256-thread
+/// kernel for short rows), the persistent sampled policies on
 /// the stride view (two strides, two rescue depths; all of these send rows shorter than the
 /// default's `exact_below` to the exact boundary), the default margin on 256-thread CTAs for
 /// rows up to 64K (four CTAs per SM keep more short rows in flight), the default map's
@@ -124,6 +125,14 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     let wide = crate::cuda::plan::persistent_spec_for(k, width);
     if wide != default {
         out.push(wide);
+    }
+    // Half of that pool starting late (the default map's for calls of many such rows).
+    let staggered = Spec {
+        stagger_us: crate::cuda::plan::STAGGER_US,
+        ..wide
+    };
+    if k == 2048 && width >= crate::cuda::plan::STAGGER_FROM_WIDTH {
+        out.push(staggered);
     }
     // The default map's short-row persistent kernel (256-thread CTAs) where it differs.
     let short = crate::cuda::plan::default_spec(k, crate::cuda::plan::PERSISTENT_FROM_ROWS, width);

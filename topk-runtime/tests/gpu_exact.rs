@@ -397,6 +397,12 @@ fn persistent_workers_with_several_rows_each_are_exact() {
             check_every_family(&gpu, spec, 800, (12_000, 5, 1), 77);
         }
     }
+    // The second half of the pool starting late (the default map's stagger for many long rows).
+    let staggered = Spec {
+        stagger_us: topk_runtime::cuda::plan::STAGGER_US,
+        ..specs(2048)[0]
+    };
+    check_every_family(&gpu, staggered, 800, (12_000, 5, 1), 78);
 }
 
 #[test]

@@ -327,13 +327,18 @@ fn rows_from_512k_retain_a_wider_margin() {
         Proposal::Exact => panic!("{spec} does not sample"),
     };
     for width in [131_072, 262_144, WIDE_MARGIN_FROM_WIDTH - 1] {
-        // 1024 rows: the two-CTA pool at every width (many rows of 128K take three CTAs).
-        let spec = default_spec(2048, 1024, width);
+        // 512 rows: the two-CTA pool at every width, not staggered (many rows of 128K take three
+        // CTAs; many rows from 256K stagger).
+        let spec = default_spec(2048, 512, width);
         assert_eq!(spec, persistent_spec(2048), "{width}");
         assert_eq!(rho(spec), Centi(175));
     }
     for width in [WIDE_MARGIN_FROM_WIDTH, 1 << 20] {
-        let spec = default_spec(2048, 4096, width);
+        // The stagger of calls this large is checked in many_rows_from_256k_stagger_half_the_pool.
+        let spec = topk_dsl::Spec {
+            stagger_us: 0,
+            ..default_spec(2048, 4096, width)
+        };
         assert_eq!(spec, persistent_spec_for(2048, width), "{width}");
         assert_eq!(rho(spec), Centi(200), "{width}");
         // Nothing else moves: same stride, rescue, view and threads as the narrower default.
@@ -397,4 +402,35 @@ fn short_rows_of_the_persistent_default_take_the_exact_boundary() {
     }
     // Exact proposals (K below 256) have nothing to switch off.
     assert_eq!(persistent_spec(64).exact_below(), 0);
+}
+
+#[test]
+fn many_rows_from_256k_stagger_half_the_pool() {
+    use topk_runtime::cuda::plan::{STAGGER_FROM_ROWS, STAGGER_FROM_WIDTH, STAGGER_US};
+    // Every staggered plan is a valid 512-thread persistent spec.
+    for (m_cap, width) in [
+        (STAGGER_FROM_ROWS, STAGGER_FROM_WIDTH),
+        (8192, 1 << 18),
+        (1024, 1 << 19),
+        (4096, 1 << 20),
+    ] {
+        let spec = default_spec(2048, m_cap, width);
+        assert_eq!(spec.stagger_us, STAGGER_US, "{m_cap} x {width}: {spec}");
+        assert_eq!((spec.mapping, spec.threads), (Mapping::Persistent, 512));
+        assert_eq!(spec.validate(), Ok(()));
+    }
+    // Not for fewer rows (512 rows of 256K: two a worker), narrower rows, three-CTA pools,
+    // other ranks, or the few-row kernels.
+    for (k, m_cap, width) in [
+        (2048, STAGGER_FROM_ROWS - 1, 1 << 18),
+        (2048, 512, 1 << 18),
+        (2048, 8192, (1 << 18) - 1),
+        (2048, 8192, 1 << 17),
+        (1024, 8192, 1 << 18),
+        (4096, 8192, 1 << 18),
+        (2048, 4, 1 << 20),
+    ] {
+        let spec = default_spec(k, m_cap, width);
+        assert_eq!(spec.stagger_us, 0, "K = {k}, {m_cap} x {width}: {spec}");
+    }
 }

@@ -2,6 +2,24 @@
 // control[0]: work cursor, control[1]: exit counter (both restored to 0 by the last CTA out, so a
 // graph replays without a memset), control[2]: status bits. `spill` holds, per worker, the
 // global continuation of both ping-pong frontiers: 4 * spill_cap words.
+
+// With a stagger, the second half of the grid (on an H200 the second CTA of most SMs) starts
+// STAGGER_NS late, so the two CTAs of an SM propose and refine their rows (chains that leave
+// DRAM idle) at different times and the one streaming takes up the other's share.
+__device__ __forceinline__ void stagger_start() {
+  if (STAGGER_NS > 0 && blockIdx.x >= gridDim.x / 2) {
+    if (threadIdx.x == 0) {
+      u64 t0, t;
+      asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t0));
+      do {
+        __nanosleep(500);
+        asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+      } while (t - t0 < STAGGER_NS);
+    }
+    __syncthreads();
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
       const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
@@ -14,6 +32,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
     m = m < 0 ? 0 : m_cap;
   }
+  stagger_start();
   for (int row = blockIdx.x; row < m;) {
     const int L = checked_length(lengths, row, width, control);
     const float* row_ptr = scores + (long long)row * pitch;

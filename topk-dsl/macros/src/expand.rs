@@ -48,6 +48,7 @@ fn spec_literal(spec: &Spec) -> TokenStream {
         digits,
         threads,
         view_run,
+        stagger_us,
     } = *spec;
     let dtype = match dtype {
         Dtype::F32 => quote!(::topk::dsl::Dtype::F32),
@@ -104,6 +105,7 @@ fn spec_literal(spec: &Spec) -> TokenStream {
             digits: ::topk::dsl::Digits { widths: [#(#widths),*], len: #len },
             threads: #threads,
             view_run: #view_run,
+            stagger_us: #stagger_us,
         }
     }
 }

@@ -55,12 +55,38 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
     } else if staged_pays(m_cap, width) {
         staged_spec(k)
     } else {
+        let threads = persistent_threads(k, m_cap, width);
         Spec {
-            threads: persistent_threads(k, m_cap, width),
+            threads,
+            stagger_us: persistent_stagger_us(k, m_cap, width, threads),
             ..persistent_spec_for(k, width)
         }
     }
 }
+
+/// Late start of half the default persistent pool, microseconds: [`STAGGER_US`] for calls of
+/// at least [`STAGGER_FROM_ROWS`] rows from [`STAGGER_FROM_WIDTH`] on two 512-thread CTAs per
+/// SM at K = 2048, else none. With every worker starting at once, the two CTAs of an SM propose
+/// and refine their rows at the same time and DRAM idles; staggered, one streams while the
+/// other does. Measured on the H200 in two interleaved A/Bs (bench/RESULTS.md, what moved the
+/// numbers): 1024-8192 rows of 256K-512K 0.95-0.99x the time on indexer rows and 0.99-1.00x on
+/// i.i.d. rows. Not for 512 rows of 256K (i.i.d. rows 1.02x slower: two rows per worker leave
+/// the late half a tail) nor at 128K (i.i.d. 1024 rows 1.04x slower).
+pub fn persistent_stagger_us(k: u32, m_cap: u32, width: u32, threads: u32) -> u16 {
+    if k == 2048 && threads == 512 && m_cap >= STAGGER_FROM_ROWS && width >= STAGGER_FROM_WIDTH {
+        STAGGER_US
+    } else {
+        0
+    }
+}
+
+/// The default pool's stagger, microseconds (a row pass of 256K takes about 60 us there; 12 us
+/// measured within 1% of 16, 24 us slower on i.i.d. rows).
+pub const STAGGER_US: u16 = 16;
+/// Fewest rows of a staggered call: about four rows per worker on the H200's 264 workers.
+pub const STAGGER_FROM_ROWS: u32 = 1024;
+/// Narrowest rows of a staggered call.
+pub const STAGGER_FROM_WIDTH: u32 = 1 << 18;
 
 /// Block size of the default persistent pool: 384 threads (three CTAs per SM) for calls of at
 /// least [`TRIPLE_CTA_FROM_ROWS`] rows up to [`TRIPLE_CTA_MAX_WIDTH`], else 256 (four per SM) up
