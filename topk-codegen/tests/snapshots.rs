@@ -175,3 +175,33 @@ fn grouped_views_swap_only_the_proposal_block() {
         }
     }
 }
+
+#[test]
+fn a_stagger_changes_only_its_constant_and_the_names() {
+    let plain = generate(&topk_dsl::Spec::default()).unwrap();
+    let staggered = generate(&topk_dsl::Spec {
+        stagger_us: 16,
+        ..topk_dsl::Spec::default()
+    })
+    .unwrap();
+    assert!(plain.source.contains("constexpr u64 STAGGER_NS = 0;"));
+    assert!(staggered
+        .source
+        .contains("constexpr u64 STAGGER_NS = 16000;"));
+    assert_ne!(staggered.hash, plain.hash);
+    // Every other line is the same: the spec comment, the constant and the entry name differ.
+    let differing: Vec<(&str, &str)> = plain
+        .source
+        .lines()
+        .zip(staggered.source.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(
+        plain.source.lines().count(),
+        staggered.source.lines().count()
+    );
+    assert_eq!(differing.len(), 3, "{differing:#?}");
+    assert!(differing[0].1.ends_with(",stagger=16"), "{differing:#?}");
+    assert!(differing[1].1.starts_with("constexpr u64 STAGGER_NS"));
+    assert!(differing[2].1.starts_with("#define ENTRY"));
+}
