@@ -127,12 +127,11 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
         out.push(wide);
     }
     // Half of that pool starting late (the default map's for calls of many such rows).
-    let staggered = Spec {
-        stagger_us: crate::cuda::plan::STAGGER_US,
-        ..wide
-    };
     if k == 2048 && width >= crate::cuda::plan::STAGGER_FROM_WIDTH {
-        out.push(staggered);
+        out.push(Spec {
+            stagger_us: crate::cuda::plan::STAGGER_US,
+            ..wide
+        });
     }
     // The default map's short-row persistent kernel (256-thread CTAs) where it differs.
     let short = crate::cuda::plan::default_spec(k, crate::cuda::plan::PERSISTENT_FROM_ROWS, width);

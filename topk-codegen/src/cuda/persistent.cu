@@ -5,9 +5,11 @@
 
 // With a stagger, the second half of the grid (on an H200 the second CTA of most SMs) starts
 // STAGGER_NS late, so the two CTAs of an SM propose and refine their rows (chains that leave
-// DRAM idle) at different times and the one streaming takes up the other's share.
-__device__ __forceinline__ void stagger_start() {
-  if (STAGGER_NS > 0 && blockIdx.x >= gridDim.x / 2) {
+// DRAM idle) at different times and the one streaming takes up the other's share. Only when
+// the call has at least three live rows per worker: the plan chose the stagger for its row
+// capacity, and with a row or two per worker the late half would end the call late.
+__device__ __forceinline__ void stagger_start(int m) {
+  if (STAGGER_NS > 0 && blockIdx.x >= gridDim.x / 2 && m >= 3 * (int)gridDim.x) {
     if (threadIdx.x == 0) {
       u64 t0, t;
       asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t0));
@@ -32,7 +34,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
     m = m < 0 ? 0 : m_cap;
   }
-  stagger_start();
+  stagger_start(m);
   for (int row = blockIdx.x; row < m;) {
     const int L = checked_length(lengths, row, width, control);
     const float* row_ptr = scores + (long long)row * pitch;
