@@ -51,6 +51,11 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
             "{spec} (the context-parallel stages sample the stride view; use view=stride)"
         )));
     }
+    if spec.stagger_us > 0 {
+        return Err(CodegenError::Unsupported(format!(
+            "{spec} (the context-parallel stages have no worker pool to stagger; remove stagger)"
+        )));
+    }
     if spec.exact_below() > 0 {
         return Err(CodegenError::Unsupported(format!(
             "{spec} (the context-parallel stages sample every row with a usable view; remove \

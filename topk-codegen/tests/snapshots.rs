@@ -84,6 +84,15 @@ fn context_parallel_stages_have_a_reviewed_snapshot_and_refuse_other_mappings() 
             );
         }
     }
+    // The stages have no worker pool: a staggered spec is refused, naming the field.
+    let staggered = topk_dsl::Spec {
+        stagger_us: 16,
+        ..spec
+    };
+    match generate_sharded(&staggered) {
+        Err(CodegenError::Unsupported(why)) => assert!(why.contains("stagger"), "{why}"),
+        other => panic!("{staggered}: {other:?}"),
+    }
 }
 
 #[test]

@@ -103,7 +103,8 @@ pub struct Spec {
     pub view_run: u8,
     /// Microseconds by which the second half of a persistent pool starts late (0: none), so that
     /// the two CTAs of an SM do not propose and refine their rows at the same time while DRAM
-    /// idles. Only `map=persistent`.
+    /// idles; on calls of at least three live rows per worker (with fewer the pool starts
+    /// together). Only `map=persistent`.
     pub stagger_us: u16,
 }
 

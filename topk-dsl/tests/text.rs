@@ -234,7 +234,7 @@ fn valid_spec() -> impl Strategy<Value = Spec> {
         mapping_proposal_threads,
         8u8..=12,
         valid_digits(),
-        0u16..=1000,
+        prop_oneof![Just(0u16), 1u16..=1000],
     )
         .prop_map(
             |(k, (mapping, proposal, threads), coarse_bits, digits, stagger)| Spec {

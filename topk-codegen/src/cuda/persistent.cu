@@ -7,7 +7,8 @@
 // STAGGER_NS late, so the two CTAs of an SM propose and refine their rows (chains that leave
 // DRAM idle) at different times and the one streaming takes up the other's share. Only when
 // the call has at least three live rows per worker: the plan chose the stagger for its row
-// capacity, and with a row or two per worker the late half would end the call late.
+// capacity (the default map from 1024 rows, about four per worker on an H200), and with a row
+// or two per worker the late half would end the call late.
 __device__ __forceinline__ void stagger_start(int m) {
   if (STAGGER_NS > 0 && blockIdx.x >= gridDim.x / 2 && m >= 3 * (int)gridDim.x) {
     if (threadIdx.x == 0) {

@@ -68,10 +68,13 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
 /// at least [`STAGGER_FROM_ROWS`] rows from [`STAGGER_FROM_WIDTH`] on two 512-thread CTAs per
 /// SM at K = 2048, else none. With every worker starting at once, the two CTAs of an SM propose
 /// and refine their rows at the same time and DRAM idles; staggered, one streams while the
-/// other does. Measured on the H200 in two interleaved A/Bs (bench/RESULTS.md, what moved the
-/// numbers): 1024-8192 rows of 256K-512K 0.95-0.99x the time on indexer rows and 0.99-1.00x on
-/// i.i.d. rows. Not for 512 rows of 256K (i.i.d. rows 1.02x slower: two rows per worker leave
-/// the late half a tail) nor at 128K (i.i.d. 1024 rows 1.04x slower).
+/// other does. Measured on the H200 (bench/RESULTS.md, what moved the numbers: one A/B of two
+/// interleaved rounds over the matrix, and two earlier runs): 1024-8192 rows of 256K-512K
+/// 0.95-1.00x the time on indexer rows and 0.99-1.00x on i.i.d. rows. Not for 512 rows of 256K
+/// (i.i.d. rows 1.02x slower: two rows per worker leave the late half a tail) nor at 128K
+/// (i.i.d. 1024 rows 1.04x slower). The kernel skips the late start when a call has fewer than
+/// three live rows per worker, and the planner drops it on a device that does not hold two of
+/// these CTAs per SM.
 pub fn persistent_stagger_us(k: u32, m_cap: u32, width: u32, threads: u32) -> u16 {
     if k == 2048 && threads == 512 && m_cap >= STAGGER_FROM_ROWS && width >= STAGGER_FROM_WIDTH {
         STAGGER_US

@@ -267,8 +267,9 @@ impl Plan {
         // takes the rows (a sampled one stays sampled: at 1 row of 2M-4M, where 16-CTA clusters
         // sample, sampled 8-CTA clusters took 0.029-0.044 ms and exact ones 0.053-0.088 ms in
         // an earlier run, bench/RESULTS.md).
-        let default_cluster16 = matches!(spec.mapping, topk_dsl::Mapping::Cluster { ctas: 16 })
-            && matches!(source, SpecSource::Default | SpecSource::DefaultIgnoring(_));
+        let default_map = matches!(source, SpecSource::Default | SpecSource::DefaultIgnoring(_));
+        let default_cluster16 =
+            matches!(spec.mapping, topk_dsl::Mapping::Cluster { ctas: 16 }) && default_map;
         let mut spec = spec;
         let mut built = load_kernel(gpu, &spec, &request);
         if default_cluster16 {
@@ -281,6 +282,15 @@ impl Plan {
                 };
                 built = load_kernel(gpu, &spec, &request);
             }
+        }
+        // The default map's stagger offsets the two CTAs of an SM (measured with two 512-thread
+        // CTAs per SM); a device that holds another number of them starts the pool together.
+        if default_map && spec.stagger_us > 0 && !matches!(&built, Ok(b) if b.ctas_per_sm == 2) {
+            spec = Spec {
+                stagger_us: 0,
+                ..spec
+            };
+            built = load_kernel(gpu, &spec, &request);
         }
         let Built {
             kernel,
