@@ -9,15 +9,18 @@
 // the call has at least three live rows per worker: the plan chose the stagger for its row
 // capacity (the default map from 1024 rows, about four per worker on an H200), and with a row
 // or two per worker the late half would end the call late.
+__device__ __forceinline__ u64 global_ns() {
+  u64 t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+
 __device__ __forceinline__ void stagger_start(int m) {
   if (STAGGER_NS > 0 && blockIdx.x >= gridDim.x / 2 && m >= 3 * (int)gridDim.x) {
     if (threadIdx.x == 0) {
-      u64 t0, t;
-      asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t0));
-      do {
-        __nanosleep(500);
-        asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
-      } while (t - t0 < STAGGER_NS);
+      const u64 t0 = global_ns();
+      do __nanosleep(500);
+      while (global_ns() - t0 < STAGGER_NS);
     }
     __syncthreads();
   }
