@@ -126,12 +126,15 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     if wide != default {
         out.push(wide);
     }
-    // Half of that pool starting late (the default map's for calls of many such rows).
-    if k == 2048 && width >= crate::cuda::plan::STAGGER_FROM_WIDTH {
-        out.push(Spec {
-            stagger_us: crate::cuda::plan::STAGGER_US,
-            ..wide
-        });
+    // Half of that pool starting late, where the default map staggers calls of many such rows.
+    let stagger_us = crate::cuda::plan::persistent_stagger_us(
+        k,
+        crate::cuda::plan::STAGGER_FROM_ROWS,
+        width,
+        wide.threads,
+    );
+    if stagger_us > 0 {
+        out.push(Spec { stagger_us, ..wide });
     }
     // The default map's short-row persistent kernel (256-thread CTAs) where it differs.
     let short = crate::cuda::plan::default_spec(k, crate::cuda::plan::PERSISTENT_FROM_ROWS, width);
