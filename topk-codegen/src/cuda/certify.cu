@@ -2,14 +2,16 @@
 
 // One complete-row pass: every score in [lo, hi) (hi NaN: no upper bound) is compared in FP32
 // with the endpoints and appended, on its first encounter, to the on-chip frontier that
-// refinement starts from. Returns the frontier count (the certificate C(tau), eq. 16).
+// refinement starts from. Returns the frontier count (the certificate C(tau), eq. 16). Its loads
+// mark their lines first to leave L2 (stream_row's EVICT_FIRST): the only later read of the row
+// is a rare rescue's band pass.
 template <class Src>
 __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
   int* spill = c.spill;
   const int spill_cap = c.spill_cap;
   // A NaN is flagged in shared memory from the rare path: a per-thread flag updated there would
   // cost the common path a register move per score.
-  src.for_each([&](float x, int i) {
+  src.for_each_last_read([&](float x, int i) {
     if (!(x < lo)) {  // admitted, or NaN: the rare path
       if (x != x) *s_counter(C_NAN) = 1;
       else if (!(x >= hi)) append_one(desc_key32(x), i, spill, spill_cap);

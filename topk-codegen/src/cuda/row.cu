@@ -37,6 +37,11 @@ struct GlobalRow {
   const float* p;
   int L;
   template <class F> __device__ __forceinline__ void for_each(F&& f) const { stream_row(p, L, f); }
+  // for_each for a pass that reads the row for the last time on its route (stream_row's
+  // EVICT_FIRST).
+  template <class F> __device__ __forceinline__ void for_each_last_read(F&& f) const {
+    stream_row<true>(p, L, f);
+  }
   // Warp-uniform scalar walk (every thread the same number of calls, valid flag per slot).
   template <class F> __device__ __forceinline__ void for_each_uniform(F&& f) const {
     for (int base = 0; base < L; base += THREADS) {

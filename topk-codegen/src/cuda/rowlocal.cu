@@ -19,6 +19,9 @@ struct RegisterRow {
       if (i < L) f(v[it], i);
     }
   }
+  template <class F> __device__ __forceinline__ void for_each_last_read(F&& f) const {
+    for_each(f);
+  }
   template <class F> __device__ __forceinline__ void for_each_uniform(F&& f) const {
 #pragma unroll
     for (int it = 0; it < REG_ITEMS; ++it) {
