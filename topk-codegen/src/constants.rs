@@ -92,6 +92,15 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
     c("STRIDE", "int", stride.to_string(), "view stride s");
     c("SAMPLE_RANK", "int", q.to_string(), "q = ceil(rho K / s)");
     c(
+        "TAIL_RANK",
+        "int",
+        spec.tail_rank()
+            .filter(|_| sampled)
+            .unwrap_or(q)
+            .to_string(),
+        "q on a persistent call's tail rows: ceil(tail_rho K / s)",
+    );
+    c(
         "RESCUE",
         "bool",
         q1.is_some().to_string(),
@@ -106,7 +115,10 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
     c(
         "MIN_VIEW",
         "int",
-        q1.unwrap_or(q).to_string(),
+        spec.min_view_len()
+            .filter(|_| sampled)
+            .unwrap_or(q)
+            .to_string(),
         "samples a usable view needs",
     );
     c(
@@ -152,6 +164,18 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
             "u64",
             (u64::from(spec.stagger_us) * 1000).to_string(),
             "late start of the pool's second half",
+        );
+        c(
+            "TAIL_ROWS",
+            "int",
+            spec.tail_rows.to_string(),
+            "a call's last rows with the tail margin (0: none)",
+        );
+        c(
+            "TAIL_MAX_WAVES",
+            "int",
+            topk_dsl::TAIL_MAX_WAVES.to_string(),
+            "longest call with a tail margin, in pools of rows",
         );
     }
     if matches!(family, Family::RowLocalRegister | Family::RowLocalStreaming) {

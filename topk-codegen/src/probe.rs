@@ -50,8 +50,8 @@ fn edits() -> [(&'static str, String); 4] {
             "  q0 = 0;\n  __shared__ u64 probe_t[3];\n  if (threadIdx.x == 0) probe_t[0] = probe_t[1] = probe_clock();\n  if (L <= K) {".into(),
         ),
         (
-            "propose_boundary(row_ptr, L, phase);\n",
-            "propose_boundary(row_ptr, L, phase);\n    if (threadIdx.x == 0) probe_t[1] = probe_clock();\n".into(),
+            "propose_boundary(row_ptr, L, phase, c.tail);\n",
+            "propose_boundary(row_ptr, L, phase, c.tail);\n    if (threadIdx.x == 0) probe_t[1] = probe_clock();\n".into(),
         ),
         (
             "  q0 = *s_counter(C_COUNT);\n  refine_frontier(src, lo, hi, exact_route, quota, c, out_row);\n  return route;",

@@ -56,6 +56,12 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
             "{spec} (the context-parallel stages have no worker pool to stagger; remove stagger)"
         )));
     }
+    if spec.tail_rows > 0 {
+        return Err(CodegenError::Unsupported(format!(
+            "{spec} (the context-parallel stages have no worker pool whose last rows to widen; \
+             remove tail)"
+        )));
+    }
     if spec.exact_below() > 0 {
         return Err(CodegenError::Unsupported(format!(
             "{spec} (the context-parallel stages sample every row with a usable view; remove \

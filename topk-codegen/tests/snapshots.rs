@@ -93,6 +93,16 @@ fn context_parallel_stages_have_a_reviewed_snapshot_and_refuse_other_mappings() 
         Err(CodegenError::Unsupported(why)) => assert!(why.contains("stagger"), "{why}"),
         other => panic!("{staggered}: {other:?}"),
     }
+    // Nor a pool whose last rows take a wider margin.
+    let tailed = topk_dsl::Spec {
+        tail_rows: 264,
+        tail_rho: topk_dsl::Centi(160),
+        ..spec
+    };
+    match generate_sharded(&tailed) {
+        Err(CodegenError::Unsupported(why)) => assert!(why.contains("tail"), "{why}"),
+        other => panic!("{tailed}: {other:?}"),
+    }
 }
 
 #[test]
@@ -213,4 +223,33 @@ fn a_stagger_changes_only_its_constant_and_the_names() {
     assert!(differing[0].1.ends_with(",stagger=16"), "{differing:#?}");
     assert!(differing[1].1.starts_with("constexpr u64 STAGGER_NS"));
     assert!(differing[2].1.starts_with("#define ENTRY"));
+}
+
+#[test]
+fn a_tail_margin_changes_only_its_constants_and_the_names() {
+    let plain = generate(&topk_dsl::Spec::default()).unwrap();
+    let tailed = generate(&topk_dsl::Spec {
+        tail_rows: 264,
+        tail_rho: topk_dsl::Centi(160),
+        ..topk_dsl::Spec::default()
+    })
+    .unwrap();
+    // Without a tail its rank is the primary one and no row is in it.
+    assert!(plain.source.contains("constexpr int TAIL_RANK = 24;"));
+    assert!(plain.source.contains("constexpr int TAIL_ROWS = 0;"));
+    assert!(tailed.source.contains("constexpr int TAIL_RANK = 26;"));
+    assert!(tailed.source.contains("constexpr int TAIL_ROWS = 264;"));
+    assert_ne!(tailed.hash, plain.hash);
+    let differing: Vec<(&str, &str)> = plain
+        .source
+        .lines()
+        .zip(tailed.source.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(plain.source.lines().count(), tailed.source.lines().count());
+    assert_eq!(differing.len(), 4, "{differing:#?}");
+    assert!(differing[0].1.ends_with(",tail=1.6@264"), "{differing:#?}");
+    assert!(differing[1].1.starts_with("constexpr int TAIL_RANK"));
+    assert!(differing[2].1.starts_with("constexpr int TAIL_ROWS"));
+    assert!(differing[3].1.starts_with("#define ENTRY"));
 }

@@ -44,9 +44,35 @@ impl Spec {
         }
     }
 
-    /// The view of a row must hold at least this many samples to be usable (paper §5.2).
+    /// Sample rank `ceil(tail_rho * k / stride)` of the primary target on a call's tail rows
+    /// (`Spec::tail_rows`), when the spec has a tail margin.
+    pub fn tail_rank(&self) -> Option<u32> {
+        match self.proposal {
+            Proposal::Sampled { stride, .. } if self.tail_rows > 0 => {
+                Some(ceil_rank(self.tail_rho.0, self.k, stride))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether row `row` of a call of `live_rows` rows proposes at the tail margin: the last
+    /// `tail_rows` rows of a call of more than `tail_rows` and at most
+    /// `TAIL_MAX_WAVES * tail_rows` rows. The generated persistent kernel applies the same rule.
+    pub fn in_tail(&self, row: u64, live_rows: u64) -> bool {
+        let tail = u64::from(self.tail_rows);
+        self.tail_rank().is_some()
+            && live_rows > tail
+            && live_rows <= u64::from(crate::TAIL_MAX_WAVES) * tail
+            && row >= live_rows - tail
+    }
+
+    /// The view of a row must hold at least this many samples to be usable (paper §5.2): the
+    /// deepest rank the row may search.
     pub fn min_view_len(&self) -> Option<u32> {
-        self.rescue_rank().or(self.sample_rank())
+        [self.rescue_rank(), self.tail_rank(), self.sample_rank()]
+            .into_iter()
+            .flatten()
+            .max()
     }
 
     /// Rows shorter than this take the exact coarse boundary although the proposal samples (0

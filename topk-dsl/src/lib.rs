@@ -15,4 +15,6 @@ mod validate;
 
 pub use error::SpecError;
 pub use presets::{preset, Preset, PRESETS};
-pub use spec::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, MAX_K};
+pub use spec::{
+    Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, MAX_K, TAIL_MAX_WAVES,
+};

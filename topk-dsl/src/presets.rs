@@ -21,6 +21,8 @@ const BASE: Spec = Spec {
     threads: 512,
     view_run: 1,
     stagger_us: 0,
+    tail_rows: 0,
+    tail_rho: Centi(0),
 };
 
 /// Stride 128, primary target 1.5 K, secondary target 1.75 K (the paper's default policy).

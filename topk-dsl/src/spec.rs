@@ -106,7 +106,19 @@ pub struct Spec {
     /// idles; on calls of at least three live rows per worker (with fewer the pool starts
     /// together). Only `map=persistent`.
     pub stagger_us: u16,
+    /// A wider margin for the last rows of a persistent call: with `tail_rows > 0`, on a call of
+    /// m live rows with `tail_rows < m <= TAIL_MAX_WAVES * tail_rows`, rows `m - tail_rows ..`
+    /// (the last claimed: one per worker when `tail_rows` is the pool size) propose at
+    /// `tail_rho` instead of `rho`. A band rescue, a second pass over the row, ends such a
+    /// call late when it falls on one of them; the wider margin makes it rarer there.
+    /// `tail_rho` is 0 when `tail_rows` is. Only `map=persistent` with a sampled proposal.
+    pub tail_rows: u32,
+    pub tail_rho: Centi,
 }
+
+/// Calls of more than this many pool sizes of rows take no tail margin (`Spec::tail_rows`): a
+/// rescue's extra pass is a smaller part of a longer call, and the margin costs every tail row.
+pub const TAIL_MAX_WAVES: u32 = 4;
 
 impl Default for Spec {
     /// The paper's wide-row persistent policy at K = 2048.
@@ -126,6 +138,8 @@ impl Default for Spec {
             threads: 512,
             view_run: 1,
             stagger_us: 0,
+            tail_rows: 0,
+            tail_rho: Centi(0),
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! [`Display`](fmt::Display) always writes every field, in that order, without spaces, with
 //! ratios in their shortest decimal form; it is the one name of a Spec. The exceptions are
-//! `view=run(R)` and `stagger=US`, written last and only when R > 1 and US > 0, and
+//! `view=run(R)`, `stagger=US` and `tail=RHO@ROWS`, written last and only when R > 1, US > 0 and
+//! ROWS > 0, and
 //! `exact_below=L` inside `sampled(...)`, written only when L > 0, so that every spec without
 //! them keeps the name (and kernel hash) it had before they existed. [`Spec::parse`] is
 //! lenient: fields in any order, spaces around tokens, omitted fields from `Spec::default()`.
@@ -13,7 +14,7 @@ use crate::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, Spec
 use std::fmt;
 use std::str::FromStr;
 
-const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads, view, stagger";
+const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads, view, stagger, tail";
 const SAMPLED_KEYS: &str = "stride, rho, rescue, exact_below";
 
 impl fmt::Display for Spec {
@@ -34,6 +35,9 @@ impl fmt::Display for Spec {
         }
         if self.stagger_us != 0 {
             write!(f, ",stagger={}", self.stagger_us)?;
+        }
+        if self.tail_rows != 0 {
+            write!(f, ",tail={}@{}", self.tail_rho, self.tail_rows)?;
         }
         Ok(())
     }
@@ -138,6 +142,7 @@ impl Spec {
                 "threads" => spec.threads = parse_uint(value, "threads")?,
                 "view" => spec.view_run = parse_view(value)?,
                 "stagger" => spec.stagger_us = parse_uint(value, "stagger")?,
+                "tail" => (spec.tail_rho, spec.tail_rows) = parse_tail(value)?,
                 _ => {
                     return Err(SpecError::parse(
                         item,
@@ -374,6 +379,17 @@ fn call(s: &str) -> (&str, Option<&str>) {
     match (s.find('('), s.strip_suffix(')')) {
         (Some(open), Some(inner)) => (s[..open].trim(), Some(inner[open + 1..].trim())),
         _ => (s, None),
+    }
+}
+
+/// `tail=RHO@ROWS`: the margin of a call's last ROWS rows.
+fn parse_tail(value: &str) -> Result<(Centi, u32), SpecError> {
+    match value.split_once('@') {
+        Some((rho, rows)) => Ok((rho.parse()?, parse_uint(rows, "tail")?)),
+        None => Err(SpecError::parse(
+            value,
+            "`tail` takes RHO@ROWS, the margin of a call's last ROWS rows (e.g. tail=2@264)",
+        )),
     }
 }
 

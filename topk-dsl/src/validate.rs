@@ -9,6 +9,8 @@ const THREADS: [u32; 5] = [128, 256, 384, 512, 1024];
 const MAX_RATIO: Centi = Centi(800);
 /// Longest late start of half a persistent pool, microseconds (a row pass takes 30-250 us).
 const MAX_STAGGER_US: u16 = 1000;
+/// Most rows a tail margin may cover (a pool is at most a few CTAs per SM of a device).
+const MAX_TAIL_ROWS: u32 = 1 << 16;
 
 impl Spec {
     /// Check every rule; the first broken one is returned, naming the field (or the two fields
@@ -27,11 +29,12 @@ impl Spec {
     /// | `rescue`  | greater than `rho`, at most `8.0`                            |
     /// | `exact_below` | at most 2^31 - 1                                         |
     /// | `stagger` | at most 1000 microseconds                                    |
+    /// | `tail`    | `RHO@ROWS`: ROWS in `1..=65536`, RHO greater than `rho`, below `rescue`, at most `8.0` |
     ///
     /// then the combinations: `rowlocal` needs `propose=exact` and `threads=1024`; `cluster`
     /// needs `threads=512` or `1024`; `threads=384` needs `map=persistent`, `k <= 2048` and
     /// `coarse <= 11`; `kvsplit` needs a sampled proposal; `exact_below` and `stagger` need
-    /// `map=persistent`.
+    /// `map=persistent`; `tail` needs `map=persistent` and a sampled proposal.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_k(self.k)?;
         check_dtype(self.dtype)?;
@@ -45,7 +48,8 @@ impl Spec {
         check_three_ctas_fit(self.threads, self.k, self.coarse_bits)?;
         check_exact_below(self.mapping, self.proposal)?;
         check_view(self.view_run, self.mapping, self.proposal)?;
-        check_stagger(self.stagger_us, self.mapping)
+        check_stagger(self.stagger_us, self.mapping)?;
+        check_tail(self.tail_rows, self.tail_rho, self.mapping, self.proposal)
     }
 }
 
@@ -340,6 +344,61 @@ fn check_stagger(us: u16, mapping: Mapping) -> Result<(), SpecError> {
             "stagger",
             "map",
             format!("stagger delays half of a persistent worker pool; remove it for map={mapping}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `tail=RHO@ROWS` widens the margin of the rows a persistent pool claims last, so it needs a
+/// pool and a sampled margin to widen: RHO above `rho` (else it would not widen it) and below
+/// `rescue` (the band rescue's endpoint must stay the lower one), ROWS in `1..=MAX_TAIL_ROWS`.
+fn check_tail(
+    rows: u32,
+    tail_rho: Centi,
+    mapping: Mapping,
+    proposal: Proposal,
+) -> Result<(), SpecError> {
+    if rows == 0 {
+        if tail_rho != Centi(0) {
+            return Err(SpecError::invalid(
+                "tail",
+                "a tail margin needs its row count: tail=RHO@ROWS with ROWS >= 1",
+            ));
+        }
+        return Ok(());
+    }
+    if rows > MAX_TAIL_ROWS {
+        return Err(SpecError::invalid(
+            "tail",
+            format!("covers at most {MAX_TAIL_ROWS} rows, got {rows}"),
+        ));
+    }
+    if mapping != Mapping::Persistent {
+        return Err(SpecError::conflict(
+            "tail",
+            "map",
+            format!("tail widens the margin of a persistent pool's last rows; remove it for map={mapping}"),
+        ));
+    }
+    let Proposal::Sampled { rho, rescue, .. } = proposal else {
+        return Err(SpecError::conflict(
+            "tail",
+            "propose",
+            "tail widens a sampled proposal's margin; propose=exact has none",
+        ));
+    };
+    if tail_rho <= rho || tail_rho > MAX_RATIO {
+        return Err(SpecError::conflict(
+            "tail",
+            "rho",
+            format!("the tail margin must be greater than rho ({rho}) and at most {MAX_RATIO}, got {tail_rho}"),
+        ));
+    }
+    if let Some(rescue) = rescue.filter(|&r| tail_rho >= r) {
+        return Err(SpecError::conflict(
+            "tail",
+            "rescue",
+            format!("the tail margin must be below rescue ({rescue}), got {tail_rho}"),
         ));
     }
     Ok(())

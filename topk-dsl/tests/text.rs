@@ -235,23 +235,40 @@ fn valid_spec() -> impl Strategy<Value = Spec> {
         8u8..=12,
         valid_digits(),
         prop_oneof![Just(0u16), 1u16..=1000],
+        (prop_oneof![Just(0u32), 1u32..=65536], 1u16..=700),
     )
         .prop_map(
-            |(k, (mapping, proposal, threads), coarse_bits, digits, stagger)| Spec {
-                k,
-                dtype: Dtype::F32,
-                mapping,
-                proposal,
-                coarse_bits,
-                digits,
-                threads,
-                view_run: 1,
-                // Only the persistent pool has a second half to start late.
-                stagger_us: if mapping == Mapping::Persistent {
-                    stagger
-                } else {
-                    0
-                },
+            |(k, (mapping, proposal, threads), coarse_bits, digits, stagger, (rows, above))| {
+                // A tail margin on persistent sampled specs: above rho, below rescue.
+                let tail_rho = match proposal {
+                    Proposal::Sampled { rho, rescue, .. } => {
+                        let top = rescue.map_or(801, |r| r.0).min(801);
+                        Some(Centi(rho.0 + above)).filter(|t| t.0 < top)
+                    }
+                    Proposal::Exact => None,
+                };
+                let (tail_rows, tail_rho) = match tail_rho {
+                    Some(t) if mapping == Mapping::Persistent && rows > 0 => (rows, t),
+                    _ => (0, Centi(0)),
+                };
+                Spec {
+                    k,
+                    dtype: Dtype::F32,
+                    mapping,
+                    proposal,
+                    coarse_bits,
+                    digits,
+                    threads,
+                    view_run: 1,
+                    // Only the persistent pool has a second half to start late.
+                    stagger_us: if mapping == Mapping::Persistent {
+                        stagger
+                    } else {
+                        0
+                    },
+                    tail_rows,
+                    tail_rho,
+                }
             },
         )
 }
@@ -293,18 +310,24 @@ fn representable_spec() -> impl Strategy<Value = Spec> {
         any::<u32>(),
         any::<u8>(),
         any::<u16>(),
+        (any::<u32>(), any::<u16>()),
     )
         .prop_map(
-            |(k, mapping, proposal, coarse_bits, digits, threads, view_run, stagger_us)| Spec {
-                k,
-                dtype: Dtype::F32,
-                mapping,
-                proposal,
-                coarse_bits,
-                digits,
-                threads,
-                view_run,
-                stagger_us,
+            |(k, mapping, proposal, coarse_bits, digits, threads, view_run, stagger_us, tail)| {
+                Spec {
+                    k,
+                    dtype: Dtype::F32,
+                    mapping,
+                    proposal,
+                    coarse_bits,
+                    digits,
+                    threads,
+                    view_run,
+                    stagger_us,
+                    // The text names a tail margin only with its rows.
+                    tail_rows: tail.0,
+                    tail_rho: Centi(if tail.0 > 0 { tail.1 } else { 0 }),
+                }
             },
         )
 }
@@ -345,12 +368,13 @@ proptest! {
     #[test]
     fn field_order_and_spacing_do_not_change_the_spec(
         spec in valid_spec(),
-        order in Just((0..8).collect::<Vec<usize>>()).prop_shuffle(),
+        order in Just((0..9).collect::<Vec<usize>>()).prop_shuffle(),
         pad in prop::sample::select(vec!["", " ", "  ", "\t", " \n "]),
     ) {
         let fields = fields(&spec.to_string());
-        // Seven fields, and `stagger` when set.
-        prop_assert_eq!(fields.len(), if spec.stagger_us > 0 { 8 } else { 7 });
+        // Seven fields, and `stagger` and `tail` when set.
+        let optional = usize::from(spec.stagger_us > 0) + usize::from(spec.tail_rows > 0);
+        prop_assert_eq!(fields.len(), 7 + optional);
         // Pad every separator token: `=`, `(`, `)`, `+` and the commas between fields.
         let padded: Vec<String> = order
             .iter()
@@ -375,10 +399,10 @@ proptest! {
     }
 
     #[test]
-    fn omitting_any_field_takes_its_default(spec in valid_spec(), drop in 0usize..8) {
+    fn omitting_any_field_takes_its_default(spec in valid_spec(), drop in 0usize..9) {
         let mut fields = fields(&spec.to_string());
         let drop = drop % fields.len();
-        fields.remove(drop);
+        let dropped = fields.remove(drop);
         let parsed = Spec::parse(&fields.join(",")).unwrap();
         let default = Spec::default();
         let expected = match drop {
@@ -389,7 +413,8 @@ proptest! {
             4 => Spec { coarse_bits: default.coarse_bits, ..spec },
             5 => Spec { digits: default.digits, ..spec },
             6 => Spec { threads: default.threads, ..spec },
-            _ => Spec { stagger_us: default.stagger_us, ..spec },
+            _ if dropped.starts_with("stagger=") => Spec { stagger_us: default.stagger_us, ..spec },
+            _ => Spec { tail_rows: default.tail_rows, tail_rho: default.tail_rho, ..spec },
         };
         prop_assert_eq!(parsed, expected);
     }

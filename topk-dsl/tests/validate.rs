@@ -368,3 +368,79 @@ fn stagger_delays_half_a_persistent_pool_by_at_most_a_millisecond() {
     assert!(Spec::parse("stagger=-1").is_err());
     assert!(Spec::parse("stagger=70000").is_err());
 }
+
+#[test]
+fn a_tail_margin_widens_a_persistent_pools_last_rows_between_rho_and_rescue() {
+    // The default spec samples at rho 1.5 and rescues at 1.75.
+    let s = spec("tail=1.6@264");
+    assert_valid("tail=1.6@264");
+    assert_eq!((s.tail_rows, s.tail_rho), (264, Centi(160)));
+    // Printed last when set (after a stagger), and read back to the same Spec.
+    let both = spec("tail=1.6@264,stagger=16");
+    assert!(
+        both.to_string().ends_with(",stagger=16,tail=1.6@264"),
+        "{both}"
+    );
+    assert_eq!(spec(&both.to_string()), both);
+    // Left out it is not printed: the canonical texts of other specs do not change.
+    assert_eq!(spec("").to_string(), Spec::default().to_string());
+    assert!(!Spec::default().to_string().contains("tail"));
+    // At or below rho it would not widen the margin; at or above rescue the band rescue's
+    // endpoint would not be the lower one.
+    assert_breaks("tail=1.5@264", &["tail", "rho"]);
+    assert_breaks("tail=1.2@264", &["tail", "rho"]);
+    assert_breaks("tail=1.75@264", &["tail", "rescue"]);
+    assert_valid("propose=sampled(stride=128,rho=1.5),tail=8@264");
+    assert_breaks(
+        "propose=sampled(stride=128,rho=1.5),tail=8.01@264",
+        &["tail", "rho"],
+    );
+    assert_valid("tail=1.6@65536");
+    assert_breaks("tail=1.6@65537", &["tail"]);
+    // A pool to widen and a sampled margin to widen.
+    for other in [
+        "map=kvsplit(4)",
+        "map=cluster(8),threads=1024",
+        "map=staged",
+    ] {
+        assert_breaks(&format!("{other},tail=1.6@264"), &["tail", "map"]);
+    }
+    assert_breaks("propose=exact,tail=1.6@264", &["tail", "propose"]);
+    // A hand-built margin without its rows is reported, not silently dropped.
+    let rowless = Spec {
+        tail_rho: Centi(160),
+        ..Spec::default()
+    };
+    assert_eq!(rowless.validate().unwrap_err().fields(), ["tail"]);
+    for bad in [
+        "tail=1.6",
+        "tail=@264",
+        "tail=1.6@",
+        "tail=1.6@-1",
+        "tail=x@264",
+    ] {
+        assert!(Spec::parse(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn the_tail_is_the_last_rows_of_a_call_of_one_to_four_pools() {
+    let s = spec("tail=1.6@264");
+    assert_eq!(s.tail_rank(), Some(26)); // ceil(1.6 * 2048 / 128) = 25.6 -> 26
+    assert_eq!(s.sample_rank(), Some(24));
+    // A call of at most one pool of rows has no tail: every row starts at once.
+    assert!((0..264).all(|r| !s.in_tail(r, 264)));
+    // Above it, the last 264 rows are the tail, up to four pools of rows.
+    for m in [265u64, 512, 1024, 1056] {
+        assert!(!s.in_tail(m - 265, m), "{m}");
+        assert!(s.in_tail(m - 264, m) && s.in_tail(m - 1, m), "{m}");
+    }
+    assert!((0..1057).all(|r| !s.in_tail(r, 1057)));
+    // No tail margin, no tail.
+    assert!(!Spec::default().in_tail(1000, 1024));
+    assert_eq!(Spec::default().tail_rank(), None);
+    // The deepest rank a view must hold: the rescue rank, or the tail's without a rescue.
+    assert_eq!(s.min_view_len(), s.rescue_rank());
+    let no_rescue = spec("propose=sampled(stride=128,rho=1.5),tail=2@264");
+    assert_eq!(no_rescue.min_view_len(), Some(32));
+}

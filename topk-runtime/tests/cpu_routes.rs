@@ -192,3 +192,51 @@ fn route_statistics_add_up() {
     assert_eq!(quiet.per_row, None);
     assert_eq!(quiet.rows, stats.rows);
 }
+
+/// A tail margin (`Spec::tail_rows`) moves the last rows of a call of one to four pools of rows
+/// to the tail's rank, and only them: on banded rows whose primary boundary underfills at rho
+/// (a rescue) and fills at the tail's margin, the tail rows take the primary route.
+#[test]
+fn a_tail_margin_gives_the_calls_last_rows_the_wider_rank() {
+    // q = 16, q_tail = 32 (2.0's bin: 64 + 200 >= K admitted), q1 = 64.
+    let spec = Spec {
+        tail_rows: 4,
+        tail_rho: Centi(200),
+        ..sampled(256, 16, 100, Some(400))
+    };
+    spec.validate().unwrap();
+    let rows_of = |m: usize| -> Vec<Vec<f32>> {
+        (0..m).map(|r| banded_row(&spec, r, 16 * 80, 200)).collect()
+    };
+    let routes = |m: usize| run(&spec, &rows_of(m)).per_row.unwrap();
+    // 12 rows (three pools): rows 8..12 are the tail.
+    let twelve = routes(12);
+    assert_eq!(twelve[..8], [Route::Rescue; 8]);
+    assert_eq!(twelve[8..], [Route::Primary; 4]);
+    // One pool of rows or fewer, or more than four pools: no tail.
+    assert_eq!(routes(4), [Route::Rescue; 4]);
+    assert_eq!(routes(17), [Route::Rescue; 17]);
+    let sixteen = routes(16);
+    assert_eq!(sixteen[12..], [Route::Primary; 4]);
+    assert_eq!(sixteen[..12], [Route::Rescue; 12]);
+
+    // Selected in blocks of a 12-row call, the rows take the routes they take in one piece.
+    let rows = rows_of(12);
+    let k = spec.k as usize;
+    let m = Matrix::from_rows(&rows, 16 * 80, 16 * 80);
+    let whole = m.view();
+    let mut blocked = Vec::new();
+    for first in (0..12).step_by(5) {
+        let n = 5.min(12 - first);
+        let block = Matrix::from_rows(&rows[first..first + n], 16 * 80, 16 * 80);
+        let mut out = vec![0; n * k];
+        let stats =
+            cpu::select_rows_from(&spec, &block.view(), first as u64, 12, &mut out, k, true)
+                .unwrap();
+        blocked.extend(stats.per_row.unwrap());
+    }
+    assert_eq!(blocked, twelve);
+    // A block must lie inside its call.
+    let mut out = vec![0; 12 * k];
+    assert!(cpu::select_rows_from(&spec, &whole, 1, 12, &mut out, k, true).is_err());
+}

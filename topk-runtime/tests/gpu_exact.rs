@@ -5,7 +5,7 @@ use cudarc::driver::CudaSlice;
 use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec};
 use topk_runtime::cpu;
 use topk_runtime::cuda::launch::status;
-use topk_runtime::cuda::plan::default_spec_on;
+use topk_runtime::cuda::plan::{default_spec_on, persistent_tail_rho};
 use topk_runtime::cuda::{
     CudaSelector, Gpu, LaunchBuffers, Plan, PlanRequest, SpecSource, Workspace,
 };
@@ -397,18 +397,22 @@ fn persistent_workers_with_several_rows_each_are_exact() {
             check_every_family(&gpu, spec, 800, (12_000, 5, 1), 77);
         }
     }
-    // The second half of the pool starting late (the default map's stagger for many long rows),
-    // on the default policy's view and margin, every row of the case sampled (no exact_below):
-    // four rows per worker of two 512-thread CTAs per SM, above the three live rows per worker
-    // from which the kernel staggers.
+    // The second half of the pool starting late and the tail margin on the pool's last rows
+    // (the default map's for many long rows), on the default policy's view and margin, every
+    // row of the case sampled (no exact_below): four rows per worker of two 512-thread CTAs per
+    // SM, above the three live rows per worker from which the kernel staggers and at the most
+    // rows a tail margin covers, so the last quarter of the rows proposes at the tail's rank.
     let default = topk_runtime::cuda::plan::persistent_spec(2048);
-    let staggered = Spec {
+    let pool = 2 * gpu.props().sms;
+    let staggered_with_tail = Spec {
         stagger_us: topk_runtime::cuda::plan::STAGGER_US,
+        tail_rows: pool,
+        tail_rho: topk_runtime::cuda::plan::TAIL_RHO,
         proposal: default.proposal.with_exact_below(0),
         ..default
     };
-    let rows = 4 * 2 * gpu.props().sms as usize;
-    check_every_family(&gpu, staggered, rows, (12_000, 5, 1), 78);
+    let rows = (topk_dsl::TAIL_MAX_WAVES * pool) as usize;
+    check_every_family(&gpu, staggered_with_tail, rows, (12_000, 5, 1), 78);
 }
 
 #[test]
@@ -648,6 +652,7 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
             (1024, 40_000),
             (2048, 16_384),
             (16, 131_072),
+            (600, 131_072),
             (32, 1 << 19),
             (4, 1 << 20),
             (8, 1 << 20),
@@ -664,8 +669,19 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
             // (16-CTA clusters may fall back to 8 where fewer are resident than rows).
             let plan = Plan::with_store(&gpu, request, None)
                 .unwrap_or_else(|e| panic!("K={k} {rows}x{width}: the default map: {e}"));
-            let expected =
+            let mut expected =
                 default_spec_on(gpu.props().cc_major, k as u32, rows as u32, width as u32);
+            // The tail margin covers the pool's last wave; the planner sizes it to the pool.
+            if let Some(tail_rho) = persistent_tail_rho(k as u32, width as u32, &expected) {
+                let pool = gpu.props().sms * plan.ctas_per_sm;
+                if rows as u32 > pool {
+                    expected = Spec {
+                        tail_rows: pool,
+                        tail_rho,
+                        ..expected
+                    };
+                }
+            }
             let fell_back = expected.mapping == (Mapping::Cluster { ctas: 16 })
                 && plan.spec
                     == (Spec {

@@ -434,3 +434,47 @@ fn many_rows_from_256k_stagger_half_the_pool() {
         assert_eq!(spec.stagger_us, 0, "K = {k}, {m_cap} x {width}: {spec}");
     }
 }
+
+#[test]
+fn the_default_pool_widens_its_tail_rows_margin_from_128k_below_rho_2() {
+    use topk_runtime::cuda::plan::{persistent_tail_rho, TAIL_FROM_WIDTH, TAIL_RHO};
+    // 512-thread pools at K = 2048 from 128K, where the default margin is rho 1.75: the planner
+    // sizes the tail to the pool and the spec stays valid.
+    for (m_cap, width) in [
+        (512, TAIL_FROM_WIDTH),
+        (1024, 1 << 18),
+        (600, (1 << 19) - 1),
+    ] {
+        let spec = default_spec(2048, m_cap, width);
+        assert_eq!(
+            persistent_tail_rho(2048, width, &spec),
+            Some(TAIL_RHO),
+            "{m_cap} x {width}: {spec}"
+        );
+        let tailed = topk_dsl::Spec {
+            tail_rows: 264,
+            tail_rho: TAIL_RHO,
+            ..spec
+        };
+        assert_eq!(tailed.validate(), Ok(()), "{tailed}");
+    }
+    // Not where the default margin is already 2 (from 512K), on narrower rows, on three- or
+    // four-CTA pools (many rows of 128K, short rows), at other ranks, or off the pool.
+    for (k, m_cap, width) in [
+        (2048, 1024, 1 << 19),
+        (2048, 1024, 1 << 20),
+        (2048, 1024, TAIL_FROM_WIDTH - 1),
+        (2048, 4096, 1 << 17),
+        (2048, 16_384, 1 << 16),
+        (1024, 1024, 1 << 18),
+        (4096, 1024, 1 << 18),
+        (2048, 4, 1 << 20),
+    ] {
+        let spec = default_spec(k, m_cap, width);
+        assert_eq!(
+            persistent_tail_rho(k, width, &spec),
+            None,
+            "K = {k}, {m_cap} x {width}: {spec}"
+        );
+    }
+}

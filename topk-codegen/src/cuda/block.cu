@@ -219,9 +219,10 @@ struct ProposalResult {
 };
 
 // tau0 (and tau1 with rescue) from the sample histogram in s_hist: one scan for both ranks,
-// both endpoints searched at once. Every thread calls; the same result everywhere.
-__device__ ProposalResult proposal_from_hist() {
-  const int targets[2] = {SAMPLE_RANK, RESCUE ? RESCUE_RANK : SAMPLE_RANK};
+// both endpoints searched at once; tau0 at the tail margin's rank on a call's tail rows. Every
+// thread calls; the same result everywhere.
+__device__ ProposalResult proposal_from_hist(bool tail = false) {
+  const int targets[2] = {tail ? TAIL_RANK : SAMPLE_RANK, RESCUE ? RESCUE_RANK : SAMPLE_RANK};
   Boundary b[2];
   find_boundaries<COARSE_BINS, 2>(targets, b);
   coarse_endpoints_to_scratch(b[0].bin, b[1].bin);

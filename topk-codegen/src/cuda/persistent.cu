@@ -26,6 +26,14 @@ __device__ __forceinline__ void stagger_start(int m) {
   }
 }
 
+// Spec::in_tail: the last TAIL_ROWS rows of a call of more than TAIL_ROWS and at most
+// TAIL_MAX_WAVES * TAIL_ROWS live rows propose at the tail margin. Rows are claimed in order, so
+// these are the last ones a pool of TAIL_ROWS workers starts; a band rescue on one of them
+// would end the call late.
+__device__ __forceinline__ bool in_tail(int row, int m) {
+  return TAIL_ROWS > 0 && m > TAIL_ROWS && m <= TAIL_MAX_WAVES * TAIL_ROWS && row >= m - TAIL_ROWS;
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
       const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
@@ -47,6 +55,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     src.L = L;
     int q0 = 0;
     const int phase = SAMPLED ? view_phase(row) : 0;
+    c.tail = in_tail(row, m);
     const int route = select_row(src, row_ptr, L, phase, out + (long long)row * out_pitch, c, q0);
     finish_row(c, row, route, q0, control, row_info);
     if (threadIdx.x == 0) next_row = (int)gridDim.x + atomicAdd(reinterpret_cast<int*>(control), 1);

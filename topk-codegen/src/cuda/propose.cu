@@ -30,7 +30,8 @@ __device__ __forceinline__ void view_hist(const float* __restrict__ row, int L, 
 
 // Unusable when the view holds fewer samples than the deepest requested sample rank, or the row
 // is shorter than EXACT_BELOW (the spec's `exact_below`).
-__device__ ProposalResult propose_boundary(const float* __restrict__ row, int L, int phase) {
+__device__ ProposalResult propose_boundary(const float* __restrict__ row, int L, int phase,
+                                          bool tail = false) {
   ProposalResult p;
   p.usable = false;
   p.e0 = quiet_nan();
@@ -41,5 +42,5 @@ __device__ ProposalResult propose_boundary(const float* __restrict__ row, int L,
   __syncthreads();
   view_hist(row, L, phase, 0, n);
   __syncthreads();
-  return proposal_from_hist();
+  return proposal_from_hist(tail);
 }

@@ -14,6 +14,7 @@ struct RowCtx {
   int* spill;     // this worker's global frontier continuation
   int spill_cap;  // pairs per spill buffer
   bool nan;       // this thread saw a NaN
+  bool tail;      // the row proposes at the tail margin (TAIL_RANK)
 };
 
 // The row's view phase (eq. 13): the same as the CPU backend's `Spec::view_phase`.

@@ -16,7 +16,7 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
   float lo = 0.0f, hi = quiet_nan();
   int quota = K;
   if (SAMPLED) {
-    const ProposalResult p = propose_boundary(row_ptr, L, phase);
+    const ProposalResult p = propose_boundary(row_ptr, L, phase, c.tail);
     if (p.usable) {
       int admitted = collect_band(src, p.e0, quiet_nan(), c);
       lo = p.e0;
@@ -50,6 +50,7 @@ __device__ __forceinline__ RowCtx make_ctx(int* spill, int spill_cap) {
   c.spill = spill + (long long)blockIdx.x * 4 * spill_cap;
   c.spill_cap = spill_cap;
   c.nan = false;
+  c.tail = false;
   return c;
 }
 

@@ -49,7 +49,10 @@ fn spec_literal(spec: &Spec) -> TokenStream {
         threads,
         view_run,
         stagger_us,
+        tail_rows,
+        tail_rho,
     } = *spec;
+    let tail_rho = centi(tail_rho);
     let dtype = match dtype {
         Dtype::F32 => quote!(::topk::dsl::Dtype::F32),
     };
@@ -106,6 +109,8 @@ fn spec_literal(spec: &Spec) -> TokenStream {
             threads: #threads,
             view_run: #view_run,
             stagger_us: #stagger_us,
+            tail_rows: #tail_rows,
+            tail_rho: #tail_rho,
         }
     }
 }

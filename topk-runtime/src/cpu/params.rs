@@ -30,6 +30,8 @@ pub(super) struct Sampling {
     pub rank: u32,
     /// Secondary (rescue) sample rank q1, when enabled.
     pub rescue_rank: Option<u32>,
+    /// Primary sample rank on a call's tail rows (`Spec::in_tail`), when the spec has a tail.
+    pub tail_rank: Option<u32>,
     /// A view needs at least this many samples to be usable.
     pub min_view_len: usize,
     /// Rows shorter than this take the exact coarse boundary (`Spec::exact_below`).
@@ -46,6 +48,8 @@ pub(super) struct Params {
     pub digits: Vec<Digit>,
     /// Bins of the largest digit histogram.
     pub digit_bins: usize,
+    /// Rows of the whole call (`Spec::in_tail` needs it; 0 until the caller sets it).
+    pub call_rows: u64,
 }
 
 impl Params {
@@ -76,6 +80,7 @@ impl Params {
                     run: spec.view_run.max(1) as usize,
                     rank,
                     rescue_rank,
+                    tail_rank: spec.tail_rank(),
                     min_view_len: min_view_len as usize,
                     exact_below: spec.exact_below() as usize,
                 })
@@ -99,6 +104,7 @@ impl Params {
             coarse_bins: spec.coarse_bins() as usize,
             digit_bins: spec.digit_bins() as usize,
             digits,
+            call_rows: 0,
         })
     }
 

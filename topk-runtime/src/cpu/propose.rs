@@ -49,7 +49,11 @@ pub(super) fn propose_boundary(
         }
     }
     let shift = params.coarse_shift;
-    let primary = Cutoff::through_bin(first_bin_reaching(coarse_hist, sampling.rank), shift);
+    let rank = match sampling.tail_rank {
+        Some(tail) if params.spec.in_tail(row_index as u64, params.call_rows) => tail,
+        _ => sampling.rank,
+    };
+    let primary = Cutoff::through_bin(first_bin_reaching(coarse_hist, rank), shift);
     let rescue = sampling
         .rescue_rank
         .map(|q1| Cutoff::through_bin(first_bin_reaching(coarse_hist, q1), shift));

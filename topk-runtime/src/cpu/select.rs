@@ -27,21 +27,38 @@ pub fn select(
     out_pitch: usize,
     per_row_routes: bool,
 ) -> Result<RouteStats> {
-    select_rows_from(spec, scores, 0, out, out_pitch, per_row_routes)
+    select_rows_from(
+        spec,
+        scores,
+        0,
+        scores.rows as u64,
+        out,
+        out_pitch,
+        per_row_routes,
+    )
 }
 
-/// [`select`] for a block of rows cut from a larger matrix: row `r` of `scores` is row
-/// `first_row + r` of the whole, which fixes its view phase (paper eq. 13), so a matrix
-/// selected in blocks takes the same routes as when selected whole.
+/// [`select`] for a block of rows cut from a larger matrix of `call_rows` rows: row `r` of
+/// `scores` is row `first_row + r` of the whole, which fixes its view phase (paper eq. 13) and,
+/// with a tail margin (`Spec::tail_rows`), its rank, so a matrix selected in blocks takes the
+/// same routes as when selected whole.
 pub fn select_rows_from(
     spec: &Spec,
     scores: &ScoreMatrix,
     first_row: u64,
+    call_rows: u64,
     out: &mut [i32],
     out_pitch: usize,
     per_row_routes: bool,
 ) -> Result<RouteStats> {
-    let params = Params::new(spec)?;
+    let mut params = Params::new(spec)?;
+    if first_row + scores.rows as u64 > call_rows {
+        return Err(Error::Input(format!(
+            "rows {first_row}..{} are not inside a call of {call_rows} rows",
+            first_row + scores.rows as u64
+        )));
+    }
+    params.call_rows = call_rows;
     check_k(params.k)?;
     check_matrix(scores)?;
     check_indices(scores.rows, params.k, out.len(), out_pitch)?;

@@ -83,6 +83,25 @@ pub fn persistent_stagger_us(k: u32, m_cap: u32, width: u32, threads: u32) -> u1
     }
 }
 
+/// Margin of the default persistent pool's tail rows (`Spec::tail_rows`, the last row each
+/// worker starts, set by the planner to the pool size): [`TAIL_RHO`] on two 512-thread CTAs per
+/// SM at K = 2048 for rows of [`TAIL_FROM_WIDTH`] and wider whose margin is narrower, else none.
+/// A band rescue reads its row a second time on one CTA; on one of the last rows it ends the call
+/// late. Measured on the H200 (bench/RESULTS.md, what moved the numbers: one build with and
+/// without it, two interleaved rounds): 1024 rows of 128K-256K 0.956-0.976x the time (it
+/// removed rescued rows there); 512 rows 0.905x where it removed one (indexer 256K), else
+/// 1.001-1.015x. From 512K the default margin is already 2.
+pub fn persistent_tail_rho(k: u32, width: u32, spec: &Spec) -> Option<Centi> {
+    let narrower = matches!(spec.proposal, Proposal::Sampled { rho, .. } if rho < TAIL_RHO);
+    let pool = spec.mapping == Mapping::Persistent && spec.threads == 512;
+    (k == 2048 && pool && width >= TAIL_FROM_WIDTH && narrower).then_some(TAIL_RHO)
+}
+
+/// The tail rows' margin.
+pub const TAIL_RHO: Centi = Centi(200);
+/// Narrowest rows with a tail margin.
+pub const TAIL_FROM_WIDTH: u32 = 1 << 17;
+
 /// The default pool's stagger, microseconds (a row pass of 256K takes about 60 us there; 12 us
 /// measured within 1% of 16, 24 us slower on i.i.d. rows).
 pub const STAGGER_US: u16 = 16;

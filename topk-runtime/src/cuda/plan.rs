@@ -292,6 +292,22 @@ impl Plan {
             };
             built = load_kernel(gpu, &spec, &request);
         }
+        // The default map's tail margin covers the last row of every worker: the pool's size.
+        // Planned from the first build's occupancy; calls of at most that many rows have none.
+        if default_map && spec.mapping == topk_dsl::Mapping::Persistent {
+            if let (Some(rho), Ok(b)) = (persistent_tail_rho(spec.k, request.width, &spec), &built)
+            {
+                let pool = gpu.props().sms * b.ctas_per_sm;
+                if pool > 0 && request.m_cap > pool {
+                    spec = Spec {
+                        tail_rows: pool,
+                        tail_rho: rho,
+                        ..spec
+                    };
+                    built = load_kernel(gpu, &spec, &request);
+                }
+            }
+        }
         let Built {
             kernel,
             loaded,

@@ -68,7 +68,15 @@ pub fn profile_stats(
     let (mut measured, mut underfilled, mut share_sum) = (0usize, 0usize, 0f64);
     for_each_block(profile, rows, width, seed, k, |first_row, scores| {
         let chunk_lengths = scores.lengths;
-        let stats = cpu::select_rows_from(&spec, scores, first_row, &mut indices, k_len, true)?;
+        let stats = cpu::select_rows_from(
+            &spec,
+            scores,
+            first_row,
+            rows as u64,
+            &mut indices,
+            k_len,
+            true,
+        )?;
         let routes = stats.per_row.unwrap_or_default();
         let long_rows: Vec<usize> = (0..scores.rows)
             .filter(|&r| chunk_lengths[r] as usize > k_len)
@@ -128,7 +136,15 @@ pub fn route_rates(
     let mut candidates = 0u64;
     for_each_block(profile, rows, width, seed, k, |first_row, scores| {
         // Each block keeps its rows' global view phases.
-        let stats = cpu::select_rows_from(spec, scores, first_row, &mut indices, k_len, false)?;
+        let stats = cpu::select_rows_from(
+            spec,
+            scores,
+            first_row,
+            rows as u64,
+            &mut indices,
+            k_len,
+            false,
+        )?;
         for (i, c) in stats.rows.iter().enumerate() {
             counts[i] += *c as usize;
         }
