@@ -52,10 +52,11 @@ pub fn select_rows_from(
     per_row_routes: bool,
 ) -> Result<RouteStats> {
     let mut params = Params::new(spec)?;
-    if first_row + scores.rows as u64 > call_rows {
+    let end = first_row.saturating_add(scores.rows as u64);
+    if end > call_rows {
         return Err(Error::Input(format!(
-            "rows {first_row}..{} are not inside a call of {call_rows} rows",
-            first_row + scores.rows as u64
+            "rows {first_row}..{end} are not inside a call of {call_rows} rows; pass the whole \
+             call's row count"
         )));
     }
     params.call_rows = call_rows;
