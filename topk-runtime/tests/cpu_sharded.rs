@@ -692,4 +692,17 @@ fn grouped_views_are_refused_with_a_way_out() {
     assert!(err.to_string().contains("exact_below"), "{err}");
     let source = topk_codegen::sharded::generate_sharded(&spec).unwrap_err();
     assert!(source.to_string().contains("exact_below"), "{source}");
+
+    // Nor has it a pool whose last rows take a wider margin: tail is refused, not dropped.
+    let spec = Spec {
+        k: 16,
+        tail_rows: 4,
+        tail_rho: topk_dsl::Centi(160),
+        ..Spec::default()
+    };
+    spec.validate().unwrap();
+    let err = select_sharded(&spec, &scores, &mut out, 16, false).unwrap_err();
+    assert!(err.to_string().contains("remove tail"), "{err}");
+    let source = topk_codegen::sharded::generate_sharded(&spec).unwrap_err();
+    assert!(source.to_string().contains("remove tail"), "{source}");
 }

@@ -62,6 +62,12 @@ pub fn select_sharded_with(
              remove exact_below"
         )));
     }
+    if spec.tail_rows > 0 {
+        return Err(Error::Input(format!(
+            "`{spec}`: the context-parallel selector has no worker pool whose last rows to \
+             widen; remove tail"
+        )));
+    }
     scores.check()?;
     check_indices(scores.rows, params.k, out.len(), out_pitch)?;
     if scores.rows == 0 {
