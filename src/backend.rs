@@ -72,7 +72,8 @@ fn cuda_usable() -> Result<()> {
 
 /// The CPU policy used when the caller names none: the GPU planner's persistent default at `k`
 /// for rows of `width` scores (`topk_runtime::cuda::plan::persistent_spec_for`), so both
-/// backends take the same routes by default.
+/// backends take the same routes by default, but for the rows of a GPU call's tail margin,
+/// which the planner sizes to the device's worker pool (`Spec::tail_rows`; the CPU has none).
 pub fn default_spec(k: usize, width: usize) -> Spec {
     let width = u32::try_from(width).unwrap_or(u32::MAX);
     at_rank(k, |k| {

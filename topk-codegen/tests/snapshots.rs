@@ -252,4 +252,12 @@ fn a_tail_margin_changes_only_its_constants_and_the_names() {
     assert!(differing[1].1.starts_with("constexpr int TAIL_RANK"));
     assert!(differing[2].1.starts_with("constexpr int TAIL_ROWS"));
     assert!(differing[3].1.starts_with("#define ENTRY"));
+    // Without a rescue the tail's rank is the deepest a view must hold, on every row, as the
+    // CPU backend's `Spec::min_view_len`.
+    let no_rescue =
+        topk_dsl::Spec::parse("propose=sampled(stride=128,rho=1.5),tail=2@264").unwrap();
+    let source = generate(&no_rescue).unwrap().source;
+    assert!(source.contains("constexpr int MIN_VIEW = 32;"), "{source}");
+    assert!(source.contains("constexpr int SAMPLE_RANK = 24;"));
+    assert!(source.contains("constexpr int TAIL_RANK = 32;"));
 }

@@ -108,11 +108,14 @@ pub struct Spec {
     pub stagger_us: u16,
     /// A wider margin for the last rows of a persistent call: with `tail_rows > 0`, on a call of
     /// m live rows with `tail_rows < m <= TAIL_MAX_WAVES * tail_rows`, rows `m - tail_rows ..`
-    /// (the last claimed: one per worker when `tail_rows` is the pool size) propose at
+    /// (the last claimed: about one per worker when `tail_rows` is the pool size) propose at
     /// `tail_rho` instead of `rho`. A band rescue, a second pass over the row, ends such a
-    /// call late when it falls on one of them; the wider margin makes it rarer there.
-    /// `tail_rho` is 0 when `tail_rows` is. Only `map=persistent` with a sampled proposal.
+    /// call late when it falls on one of them; the wider margin makes it rarer there. Only
+    /// `map=persistent` with a sampled proposal. Without a rescue the tail's rank is the deepest
+    /// a view must hold, on every row (`Spec::min_view_len`).
     pub tail_rows: u32,
+    /// The tail rows' margin (`tail=RHO@ROWS`): above `rho`, below `rescue`; 0 when
+    /// `tail_rows` is.
     pub tail_rho: Centi,
 }
 

@@ -3,8 +3,8 @@
 //!
 //! [`Display`](fmt::Display) always writes every field, in that order, without spaces, with
 //! ratios in their shortest decimal form; it is the one name of a Spec. The exceptions are
-//! `view=run(R)`, `stagger=US` and `tail=RHO@ROWS`, written last and only when R > 1, US > 0 and
-//! ROWS > 0, and
+//! `view=run(R)`, `stagger=US` and `tail=RHO@ROWS`, written last and each only when set (R > 1,
+//! US > 0, ROWS > 0), and
 //! `exact_below=L` inside `sampled(...)`, written only when L > 0, so that every spec without
 //! them keeps the name (and kernel hash) it had before they existed. [`Spec::parse`] is
 //! lenient: fields in any order, spaces around tokens, omitted fields from `Spec::default()`.
@@ -385,7 +385,17 @@ fn call(s: &str) -> (&str, Option<&str>) {
 /// `tail=RHO@ROWS`: the margin of a call's last ROWS rows.
 fn parse_tail(value: &str) -> Result<(Centi, u32), SpecError> {
     match value.split_once('@') {
-        Some((rho, rows)) => Ok((rho.parse()?, parse_uint(rows, "tail")?)),
+        Some((rho, rows)) => {
+            let rows = parse_uint(rows, "tail")?;
+            if rows == 0 {
+                // Not representable: the text names a tail only with its rows.
+                return Err(SpecError::parse(
+                    value,
+                    "`tail` covers at least one row; leave it out for no tail margin",
+                ));
+            }
+            Ok((rho.parse()?, rows))
+        }
         None => Err(SpecError::parse(
             value,
             "`tail` takes RHO@ROWS, the margin of a call's last ROWS rows (e.g. tail=2@264)",

@@ -387,11 +387,17 @@ fn check_tail(
             "tail widens a sampled proposal's margin; propose=exact has none",
         ));
     };
-    if tail_rho <= rho || tail_rho > MAX_RATIO {
+    if tail_rho > MAX_RATIO {
+        return Err(SpecError::invalid(
+            "tail",
+            format!("the tail margin must be at most {MAX_RATIO}, got {tail_rho}"),
+        ));
+    }
+    if tail_rho <= rho {
         return Err(SpecError::conflict(
             "tail",
             "rho",
-            format!("the tail margin must be greater than rho ({rho}) and at most {MAX_RATIO}, got {tail_rho}"),
+            format!("the tail margin must be greater than rho ({rho}) to widen it, got {tail_rho}"),
         ));
     }
     if let Some(rescue) = rescue.filter(|&r| tail_rho >= r) {

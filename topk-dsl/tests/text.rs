@@ -382,7 +382,7 @@ proptest! {
             .map(|&i| {
                 let mut f = String::new();
                 for c in fields[i].chars() {
-                    if "=()+,".contains(c) {
+                    if "=()+,@".contains(c) {
                         f.push_str(pad);
                         f.push(c);
                         f.push_str(pad);

@@ -672,7 +672,7 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
             let mut expected =
                 default_spec_on(gpu.props().cc_major, k as u32, rows as u32, width as u32);
             // The tail margin covers the pool's last wave; the planner sizes it to the pool.
-            if let Some(tail_rho) = persistent_tail_rho(k as u32, width as u32, &expected) {
+            if let Some(tail_rho) = persistent_tail_rho(width as u32, &expected) {
                 let pool = gpu.props().sms * plan.ctas_per_sm;
                 if rows as u32 > pool {
                     expected = Spec {
@@ -681,6 +681,13 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
                         ..expected
                     };
                 }
+            }
+            if (k, rows, width) == (2048, 600, 131_072) {
+                assert!(
+                    plan.spec.tail_rows > 0 && plan.spec.tail_rho == Centi(200),
+                    "600 x 128K at K = 2048 takes a tail margin: {}",
+                    plan.spec
+                );
             }
             let fell_back = expected.mapping == (Mapping::Cluster { ctas: 16 })
                 && plan.spec

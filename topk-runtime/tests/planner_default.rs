@@ -447,7 +447,7 @@ fn the_default_pool_widens_its_tail_rows_margin_from_128k_below_rho_2() {
     ] {
         let spec = default_spec(2048, m_cap, width);
         assert_eq!(
-            persistent_tail_rho(2048, width, &spec),
+            persistent_tail_rho(width, &spec),
             Some(TAIL_RHO),
             "{m_cap} x {width}: {spec}"
         );
@@ -457,24 +457,56 @@ fn the_default_pool_widens_its_tail_rows_margin_from_128k_below_rho_2() {
             ..spec
         };
         assert_eq!(tailed.validate(), Ok(()), "{tailed}");
+        // A spec that has its tail keeps it.
+        assert_eq!(persistent_tail_rho(width, &tailed), None);
     }
-    // Not where the default margin is already 2 (from 512K), on narrower rows, on three- or
-    // four-CTA pools (many rows of 128K, short rows), at other ranks, or off the pool.
-    for (k, m_cap, width) in [
-        (2048, 1024, 1 << 19),
-        (2048, 1024, 1 << 20),
-        (2048, 1024, TAIL_FROM_WIDTH - 1),
-        (2048, 4096, 1 << 17),
-        (2048, 16_384, 1 << 16),
-        (1024, 1024, 1 << 18),
-        (4096, 1024, 1 << 18),
-        (2048, 4, 1 << 20),
-    ] {
-        let spec = default_spec(k, m_cap, width);
+    // Each condition broken alone, from the 1024 x 256K default: narrower rows, a margin of 2
+    // already (the default from 512K), three- and four-CTA pools, another rank, another map.
+    let base = default_spec(2048, 1024, 1 << 18);
+    let wide = topk_dsl::Spec {
+        proposal: topk_runtime::cuda::plan::persistent_spec_for(2048, 1 << 20).proposal,
+        ..base
+    };
+    let others = [
+        ("narrower rows", base, TAIL_FROM_WIDTH - 1),
+        ("rho 2", wide, 1 << 18),
+        (
+            "384 threads",
+            topk_dsl::Spec {
+                threads: 384,
+                ..base
+            },
+            1 << 18,
+        ),
+        (
+            "256 threads",
+            topk_dsl::Spec {
+                threads: 256,
+                ..base
+            },
+            1 << 18,
+        ),
+        ("K = 1024", topk_dsl::Spec { k: 1024, ..base }, 1 << 18),
+        (
+            "cluster(8)",
+            topk_dsl::Spec {
+                mapping: Mapping::Cluster { ctas: 8 },
+                ..base
+            },
+            1 << 18,
+        ),
+    ];
+    for (why, spec, width) in others {
+        assert_eq!(persistent_tail_rho(width, &spec), None, "{why}: {spec}");
+    }
+    // The default map's other pools at K = 2048: three CTAs for many rows of 128K, four for
+    // short rows, and the default margin of 2 from 512K.
+    for (m_cap, width) in [(4096, 1 << 17), (16_384, 1 << 16), (1024, 1 << 19)] {
+        let spec = default_spec(2048, m_cap, width);
         assert_eq!(
-            persistent_tail_rho(k, width, &spec),
+            persistent_tail_rho(width, &spec),
             None,
-            "K = {k}, {m_cap} x {width}: {spec}"
+            "{m_cap} x {width}: {spec}"
         );
     }
 }

@@ -214,14 +214,14 @@ __device__ __forceinline__ void emit_output(bool take, int idx, int* out_row, in
 // ---- Phase 1's common tail (paper §4.2, eq. 15): the proposal from a sample histogram. ----
 struct ProposalResult {
   bool usable;
-  float e0;  // inclusive FP32 endpoint of tau0 (target rank rho*K)
+  float e0;  // inclusive FP32 endpoint of tau0 (target rank rho*K, tail_rho*K on tail rows)
   float e1;  // inclusive FP32 endpoint of tau1 (rescue rank), when enabled
 };
 
 // tau0 (and tau1 with rescue) from the sample histogram in s_hist: one scan for both ranks,
 // both endpoints searched at once; tau0 at the tail margin's rank on a call's tail rows. Every
 // thread calls; the same result everywhere.
-__device__ ProposalResult proposal_from_hist(bool tail = false) {
+__device__ ProposalResult proposal_from_hist(bool tail) {
   const int targets[2] = {tail ? TAIL_RANK : SAMPLE_RANK, RESCUE ? RESCUE_RANK : SAMPLE_RANK};
   Boundary b[2];
   find_boundaries<COARSE_BINS, 2>(targets, b);

@@ -3,8 +3,8 @@
 // One complete-row pass: every score in [lo, hi) (hi NaN: no upper bound) is compared in FP32
 // with the endpoints and appended, on its first encounter, to the on-chip frontier that
 // refinement starts from. Returns the frontier count (the certificate C(tau), eq. 16). Its loads
-// mark their lines first to leave L2 (stream_row's EVICT_FIRST): the only later read of the row
-// is a rare rescue's band pass.
+// mark their lines first to leave L2 (stream_row's EVICT_FIRST): the row is read again only
+// by a rare rescue's band pass or a recovery's exact passes.
 template <class Src>
 __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
   int* spill = c.spill;

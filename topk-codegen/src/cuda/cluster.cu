@@ -124,7 +124,7 @@ __device__ int cluster_sampled_row(const float* __restrict__ row_ptr, int L, int
   cluster_sync();
   if (rank == 0) {
     rank0_sum_hist();
-    proposal_from_hist();  // endpoints in rank 0's SCRATCH_F0 / SCRATCH_F1
+    proposal_from_hist(false);  // endpoints in rank 0's SCRATCH_F0 / SCRATCH_F1
     reset_row_counters();
   }
   cluster_sync();

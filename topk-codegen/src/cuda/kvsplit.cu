@@ -138,7 +138,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     p.usable = false;
     p.e0 = quiet_nan();
     p.e1 = quiet_nan();
-    if (L > K) p = propose_boundary(row_ptr, L, phase);
+    if (L > K) p = propose_boundary(row_ptr, L, phase, false);
     int count = 0;
     if (p.usable) {
       const int seg_len = (((L + SPLITS - 1) / SPLITS) + 3) & ~3;

@@ -76,7 +76,7 @@ __device__ __forceinline__ void view_hist(const float* __restrict__ row, int L, 
 // Unusable when the view holds fewer samples than the deepest requested sample rank, or the row
 // is shorter than EXACT_BELOW (the spec's `exact_below`).
 __device__ ProposalResult propose_boundary(const float* __restrict__ row, int L, int phase,
-                                          bool tail = false) {
+                                          bool tail) {
   ProposalResult p;
   p.usable = false;
   p.e0 = quiet_nan();

@@ -48,14 +48,15 @@ pub(super) struct Params {
     pub digits: Vec<Digit>,
     /// Bins of the largest digit histogram.
     pub digit_bins: usize,
-    /// Rows of the whole call (`Spec::in_tail` needs it; 0 until the caller sets it).
+    /// Rows of the whole call, which decide its tail rows (`Spec::in_tail`).
     pub call_rows: u64,
 }
 
 impl Params {
-    /// Derive the parameters of a validated Spec. The few structural checks repeated here are
-    /// the ones whose violation would make the CPU code index out of bounds.
-    pub fn new(spec: &Spec) -> Result<Params> {
+    /// Derive the parameters of a validated Spec for a call of `call_rows` rows. The few
+    /// structural checks repeated here are the ones whose violation would make the CPU code
+    /// index out of bounds.
+    pub fn new(spec: &Spec, call_rows: u64) -> Result<Params> {
         spec.validate()?;
         let widths = spec.digits.as_slice();
         if widths.is_empty()
@@ -73,7 +74,7 @@ impl Params {
                     return Err(invalid("stride", "at least 1").into());
                 }
                 let rescue_rank = spec.rescue_rank();
-                // Validation keeps rescue > rho, so this is the larger of the two ranks.
+                // The deepest of the primary, tail and rescue ranks.
                 let min_view_len = spec.min_view_len().unwrap_or(rank);
                 Some(Sampling {
                     stride: stride as usize,
@@ -104,7 +105,7 @@ impl Params {
             coarse_bins: spec.coarse_bins() as usize,
             digit_bins: spec.digit_bins() as usize,
             digits,
-            call_rows: 0,
+            call_rows,
         })
     }
 

@@ -51,7 +51,7 @@ pub fn select_rows_from(
     out_pitch: usize,
     per_row_routes: bool,
 ) -> Result<RouteStats> {
-    let mut params = Params::new(spec)?;
+    let params = Params::new(spec, call_rows)?;
     let end = first_row.saturating_add(scores.rows as u64);
     if end > call_rows {
         return Err(Error::Input(format!(
@@ -59,7 +59,6 @@ pub fn select_rows_from(
              call's row count"
         )));
     }
-    params.call_rows = call_rows;
     check_k(params.k)?;
     check_matrix(scores)?;
     check_indices(scores.rows, params.k, out.len(), out_pitch)?;

@@ -83,18 +83,23 @@ pub fn persistent_stagger_us(k: u32, m_cap: u32, width: u32, threads: u32) -> u1
     }
 }
 
-/// Margin of the default persistent pool's tail rows (`Spec::tail_rows`, the last row each
-/// worker starts, set by the planner to the pool size): [`TAIL_RHO`] on two 512-thread CTAs per
-/// SM at K = 2048 for rows of [`TAIL_FROM_WIDTH`] and wider whose margin is narrower, else none.
-/// A band rescue reads its row a second time on one CTA; on one of the last rows it ends the call
-/// late. Measured on the H200 (bench/RESULTS.md, what moved the numbers: one build with and
-/// without it, two interleaved rounds): 1024 rows of 128K-256K 0.956-0.976x the time (it
-/// removed rescued rows there); 512 rows 0.905x where it removed one (indexer 256K), else
-/// 1.001-1.015x. From 512K the default margin is already 2.
-pub fn persistent_tail_rho(k: u32, width: u32, spec: &Spec) -> Option<Centi> {
+/// Margin of a persistent pool's tail rows (`Spec::tail_rows`, about the last row each worker
+/// starts; the planner sets it, sized to the pool, on the specs of the default map and of
+/// autotune records, never on a given spec): [`TAIL_RHO`] on 512-thread pools at K = 2048 for
+/// rows of [`TAIL_FROM_WIDTH`] and wider whose margin is narrower and that have no tail yet,
+/// else none. A band rescue reads its row a second time on one CTA; on one of the last rows it
+/// ends the call late. Measured on the H200 with two 512-thread CTAs per SM (bench/RESULTS.md,
+/// what moved the numbers: the shipped build against the one before, one round; an experiment
+/// build with the same rule, two rounds, agreeing within 0.003): 1024 rows of 128K-256K
+/// 0.957-0.978x the time (it removed rescued rows there); 512 rows 0.905x where it removed one
+/// (indexer 256K), else 1.001-1.017x. Rows of 256K-512K were not timed. From 512K the default
+/// margin is already 2.
+pub fn persistent_tail_rho(width: u32, spec: &Spec) -> Option<Centi> {
     let narrower = matches!(spec.proposal, Proposal::Sampled { rho, .. } if rho < TAIL_RHO);
-    let pool = spec.mapping == Mapping::Persistent && spec.threads == 512;
-    (k == 2048 && pool && width >= TAIL_FROM_WIDTH && narrower).then_some(TAIL_RHO)
+    let pool_of_512 = spec.mapping == Mapping::Persistent && spec.threads == 512;
+    let untailed = spec.tail_rows == 0;
+    (spec.k == 2048 && pool_of_512 && untailed && width >= TAIL_FROM_WIDTH && narrower)
+        .then_some(TAIL_RHO)
 }
 
 /// The tail rows' margin.

@@ -292,19 +292,26 @@ impl Plan {
             };
             built = load_kernel(gpu, &spec, &request);
         }
-        // The default map's tail margin covers the last row of every worker: the pool's size.
-        // Planned from the first build's occupancy; calls of at most that many rows have none.
-        if default_map && spec.mapping == topk_dsl::Mapping::Persistent {
-            if let (Some(rho), Ok(b)) = (persistent_tail_rho(spec.k, request.width, &spec), &built)
-            {
-                let pool = gpu.props().sms * b.ctas_per_sm;
-                if pool > 0 && request.m_cap > pool {
-                    spec = Spec {
-                        tail_rows: pool,
-                        tail_rho: rho,
-                        ..spec
-                    };
-                    built = load_kernel(gpu, &spec, &request);
+        // The tail margin covers the rows the pool starts last, one per worker: the pool's size,
+        // which a spec of the default map or of an autotune record (candidates are the same on
+        // every device) cannot carry, so it is set here from the first build's occupancy. Calls
+        // of at most one pool of rows have no tail. If the kernel with the tail held another
+        // number of CTAs per SM, the plan keeps the one without.
+        let given = matches!(source, SpecSource::Given);
+        if let (false, Some(rho), Ok(first)) =
+            (given, persistent_tail_rho(request.width, &spec), &built)
+        {
+            let pool = gpu.props().sms * first.ctas_per_sm;
+            if request.m_cap > pool {
+                let tailed = Spec {
+                    tail_rows: pool,
+                    tail_rho: rho,
+                    ..spec
+                };
+                let tailed_build = load_kernel(gpu, &tailed, &request);
+                if matches!(&tailed_build, Ok(b) if b.ctas_per_sm == first.ctas_per_sm) {
+                    spec = tailed;
+                    built = tailed_build;
                 }
             }
         }

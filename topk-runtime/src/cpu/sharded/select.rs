@@ -49,7 +49,8 @@ pub fn select_sharded_with(
     out_pitch: usize,
     per_row_routes: bool,
 ) -> Result<RouteStats> {
-    let params = Params::new(spec)?;
+    // No tail margin here (refused below), so the call's row count decides nothing.
+    let params = Params::new(spec, scores.rows as u64)?;
     check_k(params.k)?;
     if spec.view_run > 1 {
         return Err(Error::Input(format!(
