@@ -150,3 +150,32 @@ fn help_texts_carry_examples() {
         assert!(run.stdout.contains(&format!("topk {cmd}")), "{cmd} --help");
     }
 }
+
+#[test]
+fn plan_without_a_device_shows_the_default_spec_and_the_tail_a_gpu_would_add() {
+    // 1024 rows of 256K: the default pool, whose last wave a GPU plan widens.
+    let out = topk(&["plan", "--k", "2048", "--rows", "1024", "--width", "262144"]);
+    out.assert_success();
+    let default = topk_runtime::cuda::plan::default_spec(2048, 1024, 262_144);
+    assert!(out.stdout.contains(&default.to_string()), "{}", out.stdout);
+    assert!(out.stdout.contains("tail=2@POOL"), "{}", out.stdout);
+    // Rows of 1M already have rho 2; a given spec is planned as given.
+    let wide = topk(&[
+        "plan", "--k", "2048", "--rows", "1024", "--width", "1048576",
+    ]);
+    wide.assert_success();
+    assert!(!wide.stdout.contains("tail="), "{}", wide.stdout);
+    let given = topk(&[
+        "plan",
+        "--k",
+        "2048",
+        "--rows",
+        "1024",
+        "--width",
+        "262144",
+        "--preset",
+        "persistent-s128-rescue",
+    ]);
+    given.assert_success();
+    assert!(!given.stdout.contains("tail="), "{}", given.stdout);
+}

@@ -4,7 +4,7 @@ use crate::args::SpecChoice;
 use crate::{report, CmdResult};
 use clap::Args;
 use std::process::ExitCode;
-use topk_runtime::cuda::plan::default_spec;
+use topk_runtime::cuda::plan::{default_spec, persistent_tail_rho};
 use topk_runtime::cuda::{Gpu, Plan, PlanRequest, SpecSource};
 
 const EXAMPLES: &str = "\
@@ -54,6 +54,13 @@ pub fn run(a: PlanArgs) -> CmdResult {
         "shared      {} bytes per CTA (frontier {} pairs per buffer)",
         kernel.layout.dynamic_smem, kernel.layout.frontier_cap
     ));
+    // The tail margin is sized to the device's pool, which only a device can tell.
+    if let (None, Some(rho)) = (spec, persistent_tail_rho(a.width, &chosen)) {
+        report::line(format!(
+            "tail        on a GPU, calls of more rows than the worker pool give its last wave \
+             rho = {rho}: the planner adds tail={rho}@POOL (POOL = SMs x CTAs per SM)"
+        ));
+    }
     if !Gpu::available() {
         report::line("device      none usable: grid, workspace and compile time need a GPU");
         return Ok(ExitCode::SUCCESS);
