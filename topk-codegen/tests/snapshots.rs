@@ -195,6 +195,12 @@ fn grouped_views_swap_only_the_proposal_block() {
     }
 }
 
+/// The pairs of lines where two generated sources differ; the sources have the same line count.
+fn differing_lines<'a>(a: &'a str, b: &'a str) -> Vec<(&'a str, &'a str)> {
+    assert_eq!(a.lines().count(), b.lines().count());
+    a.lines().zip(b.lines()).filter(|(x, y)| x != y).collect()
+}
+
 #[test]
 fn a_stagger_changes_only_its_constant_and_the_names() {
     let plain = generate(&topk_dsl::Spec::default()).unwrap();
@@ -209,16 +215,7 @@ fn a_stagger_changes_only_its_constant_and_the_names() {
         .contains("constexpr u64 STAGGER_NS = 16000;"));
     assert_ne!(staggered.hash, plain.hash);
     // Every other line is the same: the spec comment, the constant and the entry name differ.
-    let differing: Vec<(&str, &str)> = plain
-        .source
-        .lines()
-        .zip(staggered.source.lines())
-        .filter(|(a, b)| a != b)
-        .collect();
-    assert_eq!(
-        plain.source.lines().count(),
-        staggered.source.lines().count()
-    );
+    let differing = differing_lines(&plain.source, &staggered.source);
     assert_eq!(differing.len(), 3, "{differing:#?}");
     assert!(differing[0].1.ends_with(",stagger=16"), "{differing:#?}");
     assert!(differing[1].1.starts_with("constexpr u64 STAGGER_NS"));
@@ -240,13 +237,7 @@ fn a_tail_margin_changes_only_its_constants_and_the_names() {
     assert!(tailed.source.contains("constexpr int TAIL_RANK = 26;"));
     assert!(tailed.source.contains("constexpr int TAIL_ROWS = 264;"));
     assert_ne!(tailed.hash, plain.hash);
-    let differing: Vec<(&str, &str)> = plain
-        .source
-        .lines()
-        .zip(tailed.source.lines())
-        .filter(|(a, b)| a != b)
-        .collect();
-    assert_eq!(plain.source.lines().count(), tailed.source.lines().count());
+    let differing = differing_lines(&plain.source, &tailed.source);
     assert_eq!(differing.len(), 4, "{differing:#?}");
     assert!(differing[0].1.ends_with(",tail=1.6@264"), "{differing:#?}");
     assert!(differing[1].1.starts_with("constexpr int TAIL_RANK"));

@@ -242,7 +242,7 @@ fn valid_spec() -> impl Strategy<Value = Spec> {
                 // A tail margin on persistent sampled specs: above rho, below rescue.
                 let tail_rho = match proposal {
                     Proposal::Sampled { rho, rescue, .. } => {
-                        let top = rescue.map_or(801, |r| r.0).min(801);
+                        let top = rescue.map_or(801, |r| r.0);
                         Some(Centi(rho.0 + above)).filter(|t| t.0 < top)
                     }
                     Proposal::Exact => None,

@@ -297,10 +297,9 @@ impl Plan {
         // every device) cannot carry, so it is set here from the first build's occupancy. Calls
         // of at most one pool of rows have no tail. If the kernel with the tail held another
         // number of CTAs per SM, the plan keeps the one without.
-        let given = matches!(source, SpecSource::Given);
-        if let (false, Some(rho), Ok(first)) =
-            (given, persistent_tail_rho(request.width, &spec), &built)
-        {
+        let tail_rho = persistent_tail_rho(request.width, &spec)
+            .filter(|_| !matches!(source, SpecSource::Given));
+        if let (Some(rho), Ok(first)) = (tail_rho, &built) {
             let pool = gpu.props().sms * first.ctas_per_sm;
             if request.m_cap > pool {
                 let tailed = Spec {
