@@ -7,7 +7,7 @@ __device__ __forceinline__ float4 load_cg4(const float4* p) {
 }
 
 // The same load, its line marked first to leave L2 (evict-first policy), for a pass that reads
-// its row for the last time. 1-3% faster on rows of 128K-1M (bench/RESULTS.md), likely as the
+// its row for the last time. 0.4-3% faster on rows of 128K-1M (bench/RESULTS.md), likely as the
 // lines still wanted (other workers' views, frontier spills, outputs) outlive the stream's.
 // Not for the exact coarse boundary, whose second pass reads a short row back from L2.
 __device__ __forceinline__ float4 load_cg4_evict_first(const float4* p) {
