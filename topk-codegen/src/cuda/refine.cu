@@ -6,12 +6,13 @@
 // two measured even (0.99-1.02x) and four 2-8% slower, so they keep the single-item steps.
 constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 
-// The first round's digit on the exact routes, whose frontier is one coarse bin [lo, upper):
-// HIST_BINS equal slices of it (a score at or above `upper`, which the frontier never holds,
-// would fall in bin 0). Monotone (larger score, smaller or equal bin), as the key digits are,
-// so the same commit / retain rule applies. Scores of one coarse bin share their leading key
-// digit, so the key digits spend a round on it; the slices usually leave a boundary group of a
-// few keys. `upper` (exact_coarse's SCRATCH_F1) and the slice scale are read from block
+// The first round's digit where the frontier spans a narrow range [lo, upper]: HIST_BINS equal
+// slices of it (a score at or above `upper` falls in bin 0, one below `lo` in the last).
+// Monotone (larger score, smaller or equal bin), as the key digits are, so the same commit /
+// retain rule applies whatever lo and upper are. The scores of one coarse bin (the exact
+// routes) or a row's few thousand largest (the sampled routes) share their leading key digits,
+// which then leave a group of hundreds after a round; the slices usually leave a few keys,
+// which one warp finishes. `upper` (SCRATCH_F1) and the slice scale are read from block
 // scratch per item: held in registers through the round they made the 384-thread kernel spill.
 struct LinearDigit {
   __device__ __forceinline__ u32 operator()(u32 key) const {
@@ -22,24 +23,54 @@ struct LinearDigit {
   }
 };
 
-// Whether the slices of the exact routes' coarse bin [lo, hi) (in SCRATCH_F0 / SCRATCH_F1 since
-// exact_coarse) have a finite positive width; if so thread 0 stores their scale (visible after
-// the caller's next __syncthreads). The same answer everywhere.
-__device__ __forceinline__ bool linear_digit_usable() {
-  const float lo = __int_as_float(s_scratch()[SCRATCH_F0]);
-  const float upper = __int_as_float(s_scratch()[SCRATCH_F1]);
+// How the refinement's first round bins the frontier: by the leading key digit, or by linear
+// slices of [lo, upper) (LinearDigit) where the frontier's scores span little of the key space.
+enum FirstRound : int {
+  FIRST_KEY_DIGIT = 0,    // the leading key digit (cluster and KV-split kernels)
+  FIRST_COARSE_BIN = 1,   // exact routes: the coarse bin [lo, hi) of exact_coarse
+  FIRST_SAMPLED_TOP = 2,  // sampled routes: every score from lo up to the frontier's largest
+};
+
+// Whether slices of [lo, upper) have a finite positive width; if so thread 0 stores their scale
+// (and, with `store_upper`, `upper` into SCRATCH_F1), visible after the caller's next
+// __syncthreads. The same answer everywhere.
+__device__ __forceinline__ bool linear_digit_usable(float lo, float upper, bool store_upper) {
   const float width = upper - lo;
   const float scale = (float)(HIST_BINS - 1) / width;
   if (!(width > 0.0f) || !isfinite(width) || !isfinite(scale) || !(scale > 0.0f)) return false;
-  if (threadIdx.x == 0) s_scratch()[SCRATCH_LIN_SCALE] = __float_as_int(scale);
+  if (threadIdx.x == 0) {
+    s_scratch()[SCRATCH_LIN_SCALE] = __float_as_int(scale);
+    if (store_upper) s_scratch()[SCRATCH_F1] = __float_as_int(upper);
+  }
   return true;
 }
 
-// Counts the frontier's bins of `digit` into s_hist. Admitted scores share a few leading digits:
-// one shared atomic per distinct bin per warp instead of up to 32 serialized ones on the same
-// word. REFINE_BATCH items per thread and step, their loads issued together.
+// The largest score of frontier 0 (its smallest descending key): one read of the frontier and a
+// block reduction through the scan's per-warp words, free until the first boundary scan.
+__device__ __forceinline__ float frontier_top(int n, RowCtx& c) {
+  u32 m = 0xffffffffu;
+  for (int p = threadIdx.x; p < n; p += THREADS) {
+    u32 key;
+    int idx;
+    frontier_load(c.spill, c.spill_cap, 0, p, key, idx);
+    m = min(m, key);
+  }
+  m = __reduce_min_sync(FULL_MASK, m);
+  if ((threadIdx.x & 31) == 0) s_scratch()[threadIdx.x >> 5] = (int)m;
+  __syncthreads();
+  for (int w = 0; w < THREADS / 32; ++w) m = min(m, (u32)s_scratch()[w]);
+  return from_ascending(~m);
+}
+
+// Counts the frontier's bins of `digit` into s_hist, REFINE_BATCH items per thread and step,
+// their loads issued together. `aggregate`: admitted scores share a few leading key digits, so
+// one shared atomic per distinct bin per warp (`__match_any_sync`) instead of up to 32
+// serialized ones on the same word; linear slices spread the items over many bins, where the
+// match costs more than it saves (a plain atomic per item took the sampled rows' refinement
+// from 8.3-9.5 us to 6.1-6.7 us, bench/RESULTS.md).
 template <class Digit>
-__device__ __forceinline__ void count_frontier(int n, int buf, const Digit& digit, RowCtx& c) {
+__device__ __forceinline__ void count_frontier(int n, int buf, const Digit& digit, RowCtx& c,
+                                               bool aggregate = true) {
   for (int base = 0; base < n; base += THREADS * REFINE_BATCH) {
     u32 bin[REFINE_BATCH];
 #pragma unroll
@@ -49,6 +80,12 @@ __device__ __forceinline__ void count_frontier(int n, int buf, const Digit& digi
       int idx;
       if (p < n) frontier_load(c.spill, c.spill_cap, buf, p, key, idx);
       bin[u] = p < n ? digit(key) : 0xffffffffu;
+    }
+    if (!aggregate) {
+#pragma unroll
+      for (int u = 0; u < REFINE_BATCH; ++u)
+        if (bin[u] != 0xffffffffu) atomicAdd(&s_hist()[bin[u]], 1);
+      continue;
     }
 #pragma unroll
     for (int u = 0; u < REFINE_BATCH; ++u) {
@@ -145,16 +182,25 @@ __device__ __forceinline__ void start_round() {
 }
 
 // Refinement of a frontier held on chip (shared memory plus the spill slice): n items in
-// frontier 0, `quota` slots left. On the exact routes a first round over linear slices of the
-// coarse bin (LinearDigit) comes before the key digits; otherwise the leading key digit's
-// histogram is counted from the frontier.
-__device__ __forceinline__ void refine_on_chip(int n, bool exact_route, int quota, RowCtx& c,
-                                               int* __restrict__ out_row) {
+// frontier 0, all from `lo` up, `quota` slots left. The first round is `first`: linear slices
+// (LinearDigit) of the exact routes' coarse bin or of [lo, the frontier's largest score], or the
+// leading key digit; the key digits follow on the boundary group.
+__device__ __forceinline__ void refine_on_chip(int n, float lo, FirstRound first, int quota,
+                                               RowCtx& c, int* __restrict__ out_row) {
   int cur = 0;  // ping-pong buffer holding the current frontier
-  if (exact_route && n != quota && n > 32 && linear_digit_usable()) {
+  bool linear = false;
+  if (n != quota && n > 32) {
+    if (first == FIRST_COARSE_BIN) {
+      linear = linear_digit_usable(__int_as_float(s_scratch()[SCRATCH_F0]),
+                                   __int_as_float(s_scratch()[SCRATCH_F1]), false);
+    } else if (first == FIRST_SAMPLED_TOP) {
+      linear = linear_digit_usable(lo, frontier_top(n, c), true);
+    }
+  }
+  if (linear) {
     __syncthreads();
     const LinearDigit lin;
-    count_frontier(n, 0, lin, c);
+    count_frontier(n, 0, lin, c, false);
     __syncthreads();
     const Boundary b = find_boundary<HIST_BINS>(quota);
     if (b.bin >= HIST_BINS) return;  // only reachable with NaN input (reported)
@@ -228,14 +274,14 @@ __device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
 
 // On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)) and `quota` slots
 // remain. Each digit commits the groups strictly ahead of the boundary digit and retains only
-// the boundary group, in the other ping-pong buffer. `exact_route`: the frontier is the coarse
-// bin of exact_coarse, whose endpoints are still in SCRATCH_F0 / SCRATCH_F1 (refine_on_chip).
+// the boundary group, in the other ping-pong buffer. `first`: the first round's digit
+// (refine_on_chip); FIRST_COARSE_BIN finds exact_coarse's endpoints in SCRATCH_F0 / SCRATCH_F1.
 template <class Src>
-__device__ void refine_frontier(const Src& src, float lo, float hi, bool exact_route, int quota,
+__device__ void refine_frontier(const Src& src, float lo, float hi, FirstRound first, int quota,
                                 RowCtx& c, int* __restrict__ out_row) {
   const int n = *s_counter(C_COUNT);
   clear_hist(HIST_BINS);
   __syncthreads();
   if (n > CAP + c.spill_cap) refine_by_rescan(src, lo, hi, quota, out_row);
-  else refine_on_chip(n, exact_route, quota, c, out_row);
+  else refine_on_chip(n, lo, first, quota, c, out_row);
 }

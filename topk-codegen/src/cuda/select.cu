@@ -38,10 +38,12 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
     hi = e.hi;
     quota = e.quota;
   }
-  // The exact routes' frontier is one coarse bin: its refinement starts with linear slices.
-  const bool exact_route = route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT;
+  // Both frontiers span a narrow range, whose linear slices start the refinement: the exact
+  // routes' one coarse bin, the sampled routes' largest scores from lo up.
+  const FirstRound first =
+      route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT ? FIRST_COARSE_BIN : FIRST_SAMPLED_TOP;
   q0 = *s_counter(C_COUNT);
-  refine_frontier(src, lo, hi, exact_route, quota, c, out_row);
+  refine_frontier(src, lo, hi, first, quota, c, out_row);
   return route;
 }
 
