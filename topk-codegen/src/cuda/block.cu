@@ -183,7 +183,7 @@ __device__ __forceinline__ void warp_reserve_batch(const bool (&take)[U], int* c
 }
 
 // Per-thread variants for the streaming passes, where admitted scores are rare: no warp
-// collective, so the common path per score is one compare and a branch. The leading-digit
+// collective, so the common path per score is one compare and a branch. The first round's
 // histogram of the admitted scores is built from the on-chip frontier when refinement starts
 // (admitted scores share a few leading digits, so counting them in the pass would serialize
 // every warp that admits one on the same few shared-memory addresses).

@@ -6,8 +6,9 @@
 // two measured even (0.99-1.02x) and four 2-8% slower, so they keep the single-item steps.
 constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 
-// The first round's digit where the frontier spans a narrow range [lo, upper]: HIST_BINS equal
-// slices of it (a score at or above `upper` falls in bin 0, one below `lo` in the last).
+// The first round's digit where the frontier spans a narrow range from lo to upper (the exact
+// routes' coarse bin [lo, hi), the sampled routes' [lo, largest score]): HIST_BINS equal slices
+// of it (a score at or above `upper` falls in bin 0, one below `lo` in the last bins).
 // Monotone (larger score, smaller or equal bin), as the key digits are, so the same commit /
 // retain rule applies whatever lo and upper are. The scores of one coarse bin (the exact
 // routes) or a row's few thousand largest (the sampled routes) share their leading key digits,
@@ -24,14 +25,14 @@ struct LinearDigit {
 };
 
 // How the refinement's first round bins the frontier: by the leading key digit, or by linear
-// slices of [lo, upper) (LinearDigit) where the frontier's scores span little of the key space.
+// slices from lo to upper (LinearDigit) where the frontier's scores span little of the key space.
 enum FirstRound : int {
-  FIRST_KEY_DIGIT = 0,    // the leading key digit (cluster and KV-split kernels)
+  FIRST_KEY_DIGIT = 0,    // the leading key digit (the cluster kernels, the KV-split finisher)
   FIRST_COARSE_BIN = 1,   // exact routes: the coarse bin [lo, hi) of exact_coarse
   FIRST_SAMPLED_TOP = 2,  // sampled routes: every score from lo up to the frontier's largest
 };
 
-// Whether slices of [lo, upper) have a finite positive width; if so thread 0 stores their scale
+// Whether slices from lo to upper have a finite positive width; if so thread 0 stores their scale
 // (and, with `store_upper`, `upper` into SCRATCH_F1), visible after the caller's next
 // __syncthreads. The same answer everywhere.
 __device__ __forceinline__ bool linear_digit_usable(float lo, float upper, bool store_upper) {
@@ -66,8 +67,8 @@ __device__ __forceinline__ float frontier_top(int n, RowCtx& c) {
 // their loads issued together. `aggregate`: admitted scores share a few leading key digits, so
 // one shared atomic per distinct bin per warp (`__match_any_sync`) instead of up to 32
 // serialized ones on the same word; linear slices spread the items over many bins, where the
-// match costs more than it saves (a plain atomic per item took the sampled rows' refinement
-// from 8.3-9.5 us to 6.1-6.7 us, bench/RESULTS.md).
+// match costs more than it saves (the sampled rows' refinement over linear slices took 9.5-12.2
+// us counted with the match, 5.6-6.7 us with a plain atomic per item, bench/RESULTS.md).
 template <class Digit>
 __device__ __forceinline__ void count_frontier(int n, int buf, const Digit& digit, RowCtx& c,
                                                bool aggregate = true) {
