@@ -126,7 +126,7 @@ pub const SEGMENT_CAP: u32 = 8192;
 /// Scores per thread held in registers by the register row-local family.
 pub const REGISTER_ITEMS: u32 = 16;
 /// Words of block scratch + counters ahead of the frontiers (keep in sync with block.cu).
-pub(crate) const SCRATCH_AND_COUNTERS: u32 = 40 + 8;
+pub(crate) const SCRATCH_AND_COUNTERS: u32 = 44 + 8;
 
 impl Layout {
     pub fn of(spec: &Spec, family: Family) -> Layout {

@@ -54,9 +54,9 @@ fn edits() -> [(&'static str, String); 4] {
             "propose_boundary(row_ptr, L, phase, c.tail);\n    if (threadIdx.x == 0) probe_t[1] = probe_clock();\n".into(),
         ),
         (
-            "  q0 = *s_counter(C_COUNT);\n  refine_frontier(src, lo, hi, first, quota, c, out_row);\n  return route;",
+            "  q0 = *s_counter(C_COUNT);\n  refine_frontier(src, lo, hi, upper, quota, c, out_row);\n  return route;",
             format!(
-                "  if (threadIdx.x == 0) probe_t[2] = probe_clock();\n  refine_frontier(src, lo, hi, first, quota, c, out_row);\n  __syncthreads();\n  if (threadIdx.x == 0) {{\n    const u64 t3 = probe_clock();\n    const u64 a = min((probe_t[1] - probe_t[0]) / {p}ull, 1023ull);\n    const u64 b = min((probe_t[2] - probe_t[1]) / {q}ull, 4095ull);\n    const u64 d = min((t3 - probe_t[2]) / {p}ull, 1023ull);\n    probe_t[0] = a | (d << 10) | (b << 20);\n  }}\n  __syncthreads();\n  q0 = (int)(u32)probe_t[0];\n  __syncthreads();\n  return route;",
+                "  if (threadIdx.x == 0) probe_t[2] = probe_clock();\n  refine_frontier(src, lo, hi, upper, quota, c, out_row);\n  __syncthreads();\n  if (threadIdx.x == 0) {{\n    const u64 t3 = probe_clock();\n    const u64 a = min((probe_t[1] - probe_t[0]) / {p}ull, 1023ull);\n    const u64 b = min((probe_t[2] - probe_t[1]) / {q}ull, 4095ull);\n    const u64 d = min((t3 - probe_t[2]) / {p}ull, 1023ull);\n    probe_t[0] = a | (d << 10) | (b << 20);\n  }}\n  __syncthreads();\n  q0 = (int)(u32)probe_t[0];\n  __syncthreads();\n  return route;",
                 p = PHASE_UNIT_NS,
                 q = PASS_UNIT_NS
             ),

@@ -8,7 +8,8 @@
 #define SCRATCH_BIN_2 37     // the same for its second target (36 is the cluster's quota)
 #define SCRATCH_BEFORE_2 38
 #define SCRATCH_LIN_SCALE 39  // slice scale of the refinement's linear first round (refine.cu)
-#define SCRATCH_WORDS 40
+#define SCRATCH_TOP 40  // the view's largest sample (ascending key), from proposal to refinement
+#define SCRATCH_WORDS 44  // 16-byte aligned with the counters
 #define SCRATCH_BIN_OF(t) ((t) == 0 ? SCRATCH_BIN : SCRATCH_BIN_2)
 #define SCRATCH_BEFORE_OF(t) ((t) == 0 ? SCRATCH_BEFORE : SCRATCH_BEFORE_2)
 
@@ -63,18 +64,15 @@ __device__ void find_boundaries(const int (&target)[NT], Boundary (&out)[NT]) {
   if (lane == 31) scratch[warp] = incl;
   if (tid < NT) { scratch[SCRATCH_BIN_OF(tid)] = NB; scratch[SCRATCH_BEFORE_OF(tid)] = 0; }
   __syncthreads();
-  if (warp == 0) {
-    int w = lane < NUM_WARPS ? scratch[lane] : 0;
-    int wi = w;
+  // Every warp scans the warp sums itself: one barrier fewer than a scan by warp 0.
+  int wi = lane < NUM_WARPS ? scratch[lane] : 0;
 #pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      int v = __shfl_up_sync(FULL_MASK, wi, o);
-      if (lane >= o) wi += v;
-    }
-    if (lane < NUM_WARPS) scratch[lane] = wi - w;
+  for (int o = 1; o < NUM_WARPS; o <<= 1) {
+    int v = __shfl_up_sync(FULL_MASK, wi, o);
+    if (lane >= o) wi += v;
   }
-  __syncthreads();
-  const int start = scratch[warp] + incl - sum;
+  const int before_warp = warp == 0 ? 0 : __shfl_sync(FULL_MASK, wi, warp - 1);
+  const int start = before_warp + incl - sum;
 #pragma unroll
   for (int t = 0; t < NT; ++t) {
     int run = start;
@@ -117,6 +115,19 @@ __device__ __forceinline__ void coarse_endpoints_to_scratch(int bin0, int bin1) 
     if ((threadIdx.x & 31) == 0) s_scratch()[SCRATCH_F0 + warp] = __float_as_int(e);
   }
   __syncthreads();
+}
+
+// The view's largest sample, which propose_boundary left in SCRATCH_TOP (NaN if it saw none).
+__device__ __forceinline__ float view_top() {
+  return from_ascending((u32)s_scratch()[SCRATCH_TOP]);
+}
+
+// Folds each thread's largest sample (ascending key, 0 for none) into SCRATCH_TOP, which thread 0
+// zeroed before a barrier; visible after the caller's next __syncthreads. Warp-uniform call.
+__device__ __forceinline__ void fold_view_top(u32 top) {
+  top = __reduce_max_sync(FULL_MASK, top);
+  if ((threadIdx.x & 31) == 0 && top != 0u)
+    atomicMax(reinterpret_cast<u32*>(s_scratch() + SCRATCH_TOP), top);
 }
 
 __device__ __forceinline__ void clear_hist(int n) {

@@ -4,9 +4,11 @@
 // with the endpoints and appended, on its first encounter, to the on-chip frontier that
 // refinement starts from. Returns the frontier count (the certificate C(tau), eq. 16). Its loads
 // mark their lines first to leave L2 (stream_row's EVICT_FIRST): the row is read again only
-// by a rare rescue's band pass or a recovery's exact passes.
+// by a rare rescue's band pass or a recovery's exact passes. Clears s_hist for the refinement
+// while it streams (refine_frontier).
 template <class Src>
 __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
+  clear_hist(HIST_BINS);
   int* spill = c.spill;
   const int spill_cap = c.spill_cap;
   // A NaN is flagged in shared memory from the rare path: a per-thread flag updated there would
@@ -31,7 +33,8 @@ struct ExactBoundary {
 };
 
 // Exact coarse recovery (eq. 20): histogram of every valid score, tau* = min{b : C(b) >= K};
-// a second pass commits the bins ahead of tau* and keeps the boundary bin as the frontier.
+// a second pass commits the bins ahead of tau* and keeps the boundary bin as the frontier, and
+// clears s_hist for the refinement as it starts (refine_frontier).
 template <class Src>
 __device__ ExactBoundary exact_coarse(const Src& src, RowCtx& c, int* __restrict__ out_row) {
   clear_hist(COARSE_BINS);
@@ -53,6 +56,7 @@ __device__ ExactBoundary exact_coarse(const Src& src, RowCtx& c, int* __restrict
   int* spill = c.spill;
   const int spill_cap = c.spill_cap;
   const float lo = e.lo, hi = e.hi;
+  clear_hist(HIST_BINS);  // the boundary scan's reads ended before its barriers
   src.for_each([&](float x, int i) {
     if (x >= lo) {
       if (x >= hi) commit_one(i, out_row);

@@ -226,7 +226,9 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
       src.p = row_ptr;
       src.L = L;
       const int q0 = *s_counter(C_COUNT);
-      refine_frontier(src, lo, hi, FIRST_KEY_DIGIT, quota, c, out_row);
+      clear_hist(HIST_BINS);
+      __syncthreads();
+      refine_frontier(src, lo, hi, quiet_nan(), quota, c, out_row);
       finish_row(c, row, route, q0, control, row_info);
     }
   }

@@ -103,7 +103,9 @@ __device__ int finish_split_row(const GlobalRow& src, const ProposalResult& p, c
     quota = e.quota;
   }
   q0 = *s_counter(C_COUNT);
-  refine_frontier(src, lo, hi, FIRST_KEY_DIGIT, quota, c, out_row);
+  clear_hist(HIST_BINS);
+  __syncthreads();
+  refine_frontier(src, lo, hi, quiet_nan(), quota, c, out_row);
   return route;
 }
 

@@ -10,9 +10,11 @@ __device__ __forceinline__ int2 view_span(int L, int phase, int a, int b) {
   return make_int2(a > phase ? (a - phase + STRIDE - 1) / STRIDE : 0, view_samples(min(b, L), phase));
 }
 
-// Adds samples j0 .. n - 1 (sample j at position phase + j * STRIDE) to s_hist.
-__device__ __forceinline__ void view_hist(const float* __restrict__ row, int L, int phase, int j0,
-                                          int n) {
+// Adds samples j0 .. n - 1 (sample j at position phase + j * STRIDE) to s_hist; returns this
+// thread's largest sample as an ascending key (0 for none).
+__device__ __forceinline__ u32 view_hist(const float* __restrict__ row, int L, int phase, int j0,
+                                         int n) {
+  u32 top = 0u;
   for (int base = j0; base < n; base += THREADS * VIEW_BATCH) {
     float v[VIEW_BATCH];
 #pragma unroll
@@ -23,9 +25,13 @@ __device__ __forceinline__ void view_hist(const float* __restrict__ row, int L, 
 #pragma unroll
     for (int u = 0; u < VIEW_BATCH; ++u) {
       int j = base + u * THREADS + threadIdx.x;
-      if (j < n) atomicAdd(&s_hist()[coarse_bin(v[u])], 1);
+      if (j < n) {
+        atomicAdd(&s_hist()[coarse_bin(v[u])], 1);
+        if (v[u] == v[u]) top = max(top, to_ascending(canonical(v[u])));
+      }
     }
   }
+  return top;
 }
 
 // Unusable when the view holds fewer samples than the deepest requested sample rank, or the row
@@ -39,8 +45,9 @@ __device__ ProposalResult propose_boundary(const float* __restrict__ row, int L,
   const int n = view_samples(L, phase);
   if (n < MIN_VIEW || L < EXACT_BELOW) return p;
   clear_hist(COARSE_BINS);
+  if (threadIdx.x == 0) s_scratch()[SCRATCH_TOP] = 0;
   __syncthreads();
-  view_hist(row, L, phase, 0, n);
+  fold_view_top(view_hist(row, L, phase, 0, n));
   __syncthreads();
   return proposal_from_hist(tail);
 }

@@ -43,9 +43,11 @@ __device__ __forceinline__ int2 view_span(int L, int phase, int a, int b) {
                    view_groups(min(b, L), phase));
 }
 
-// Adds the samples of groups g0 .. groups - 1 to s_hist.
-__device__ __forceinline__ void view_hist(const float* __restrict__ row, int L, int phase, int g0,
-                                          int groups) {
+// Adds the samples of groups g0 .. groups - 1 to s_hist; returns this thread's largest sample as
+// an ascending key (0 for none).
+__device__ __forceinline__ u32 view_hist(const float* __restrict__ row, int L, int phase, int g0,
+                                         int groups) {
+  u32 top = 0u;
   const int first = phase * VIEW_RUN;
   const bool aligned = ((u32)(u64)row & (4u * VIEW_RUN - 1u)) == 0u;
   for (int base = g0; base < groups; base += THREADS * VIEW_BATCH) {
@@ -67,10 +69,15 @@ __device__ __forceinline__ void view_hist(const float* __restrict__ row, int L, 
       const int g = base + u * THREADS + threadIdx.x;
       const long long start = first + (long long)g * VIEW_PERIOD;
 #pragma unroll
-      for (int o = 0; o < VIEW_RUN; ++o)
-        if (g < groups && start + o < L) atomicAdd(&s_hist()[coarse_bin(v[u][o])], 1);
+      for (int o = 0; o < VIEW_RUN; ++o) {
+        if (g < groups && start + o < L) {
+          atomicAdd(&s_hist()[coarse_bin(v[u][o])], 1);
+          if (v[u][o] == v[u][o]) top = max(top, to_ascending(canonical(v[u][o])));
+        }
+      }
     }
   }
+  return top;
 }
 
 // Unusable when the view holds fewer samples than the deepest requested sample rank, or the row
@@ -83,8 +90,9 @@ __device__ ProposalResult propose_boundary(const float* __restrict__ row, int L,
   p.e1 = quiet_nan();
   if (view_samples(L, phase) < MIN_VIEW || L < EXACT_BELOW) return p;
   clear_hist(COARSE_BINS);
+  if (threadIdx.x == 0) s_scratch()[SCRATCH_TOP] = 0;
   __syncthreads();
-  view_hist(row, L, phase, 0, view_groups(L, phase));
+  fold_view_top(view_hist(row, L, phase, 0, view_groups(L, phase)));
   __syncthreads();
   return proposal_from_hist(tail);
 }

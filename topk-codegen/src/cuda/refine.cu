@@ -7,8 +7,10 @@
 constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 
 // The first round's digit where the frontier spans a narrow range from lo to upper (the exact
-// routes' coarse bin [lo, hi), the sampled routes' [lo, largest score]): HIST_BINS equal slices
-// of it (a score at or above `upper` falls in bin 0, one below `lo` in the last bins).
+// routes' coarse bin [lo, hi), the sampled routes' [lo, the view's largest sample]): HIST_BINS
+// equal slices of it (a score at or above `upper` falls in bin 0, one below `lo` in the last
+// bins; above the view's largest sample lie about a view period's worth of the row's scores,
+// which bin 0 commits).
 // Monotone (larger score, smaller or equal bin), as the key digits are, so the same commit /
 // retain rule applies whatever lo and upper are. The scores of one coarse bin (the exact
 // routes) or a row's few thousand largest (the sampled routes) share their leading key digits,
@@ -24,43 +26,18 @@ struct LinearDigit {
   }
 };
 
-// How the refinement's first round bins the frontier: by the leading key digit, or by linear
-// slices from lo to upper (LinearDigit) where the frontier's scores span little of the key space.
-enum FirstRound : int {
-  FIRST_KEY_DIGIT = 0,    // the leading key digit (the cluster kernels, the KV-split finisher)
-  FIRST_COARSE_BIN = 1,   // exact routes: the coarse bin [lo, hi) of exact_coarse
-  FIRST_SAMPLED_TOP = 2,  // sampled routes: every score from lo up to the frontier's largest
-};
-
-// Whether slices from lo to upper have a finite positive width; if so thread 0 stores their scale
-// (and, with `store_upper`, `upper` into SCRATCH_F1), visible after the caller's next
-// __syncthreads. The same answer everywhere.
-__device__ __forceinline__ bool linear_digit_usable(float lo, float upper, bool store_upper) {
+// Whether slices from lo to upper have a finite positive width; if so thread 0 stores `upper`
+// (SCRATCH_F1) and the slice scale, visible after the caller's next __syncthreads. The same
+// answer everywhere; a NaN `upper` (the caller asks for the key digit) answers no.
+__device__ __forceinline__ bool linear_digit_usable(float lo, float upper) {
   const float width = upper - lo;
   const float scale = (float)(HIST_BINS - 1) / width;
   if (!(width > 0.0f) || !isfinite(width) || !isfinite(scale) || !(scale > 0.0f)) return false;
   if (threadIdx.x == 0) {
+    s_scratch()[SCRATCH_F1] = __float_as_int(upper);
     s_scratch()[SCRATCH_LIN_SCALE] = __float_as_int(scale);
-    if (store_upper) s_scratch()[SCRATCH_F1] = __float_as_int(upper);
   }
   return true;
-}
-
-// The largest score of frontier 0 (its smallest descending key): one read of the frontier and a
-// block reduction through the scan's per-warp words, free until the first boundary scan.
-__device__ __forceinline__ float frontier_top(int n, RowCtx& c) {
-  u32 m = 0xffffffffu;
-  for (int p = threadIdx.x; p < n; p += THREADS) {
-    u32 key;
-    int idx;
-    frontier_load(c.spill, c.spill_cap, 0, p, key, idx);
-    m = min(m, key);
-  }
-  m = __reduce_min_sync(FULL_MASK, m);
-  if ((threadIdx.x & 31) == 0) s_scratch()[threadIdx.x >> 5] = (int)m;
-  __syncthreads();
-  for (int w = 0; w < THREADS / 32; ++w) m = min(m, (u32)s_scratch()[w]);
-  return from_ascending(~m);
 }
 
 // Counts the frontier's bins of `digit` into s_hist, REFINE_BATCH items per thread and step,
@@ -183,21 +160,13 @@ __device__ __forceinline__ void start_round() {
 }
 
 // Refinement of a frontier held on chip (shared memory plus the spill slice): n items in
-// frontier 0, all from `lo` up, `quota` slots left. The first round is `first`: linear slices
-// (LinearDigit) of the exact routes' coarse bin or of [lo, the frontier's largest score], or the
-// leading key digit; the key digits follow on the boundary group.
-__device__ __forceinline__ void refine_on_chip(int n, float lo, FirstRound first, int quota,
-                                               RowCtx& c, int* __restrict__ out_row) {
+// frontier 0, all from `lo` up, `quota` slots left. The first round cuts [lo, upper] into linear
+// slices (LinearDigit) where that range is finite and wide, else (`upper` NaN) bins the leading
+// key digit; the key digits follow on the boundary group.
+__device__ __forceinline__ void refine_on_chip(int n, float lo, float upper, int quota, RowCtx& c,
+                                               int* __restrict__ out_row) {
   int cur = 0;  // ping-pong buffer holding the current frontier
-  bool linear = false;
-  if (n != quota && n > 32) {
-    if (first == FIRST_COARSE_BIN) {
-      linear = linear_digit_usable(__int_as_float(s_scratch()[SCRATCH_F0]),
-                                   __int_as_float(s_scratch()[SCRATCH_F1]), false);
-    } else if (first == FIRST_SAMPLED_TOP) {
-      linear = linear_digit_usable(lo, frontier_top(n, c), true);
-    }
-  }
+  const bool linear = n != quota && n > 32 && linear_digit_usable(lo, upper);
   if (linear) {
     __syncthreads();
     const LinearDigit lin;
@@ -273,16 +242,15 @@ __device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
   }
 }
 
-// On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)) and `quota` slots
-// remain. Each digit commits the groups strictly ahead of the boundary digit and retains only
-// the boundary group, in the other ping-pong buffer. `first`: the first round's digit
-// (refine_on_chip); FIRST_COARSE_BIN finds exact_coarse's endpoints in SCRATCH_F0 / SCRATCH_F1.
+// On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)), `quota` slots
+// remain, and s_hist (HIST_BINS) was cleared before a barrier: the callers clear it while their
+// last pass streams, off the row's chain. Each digit commits the groups strictly ahead of the
+// boundary digit and retains only the boundary group, in the other ping-pong buffer. `upper`:
+// the top of the first round's linear slices (refine_on_chip; NaN for the leading key digit).
 template <class Src>
-__device__ void refine_frontier(const Src& src, float lo, float hi, FirstRound first, int quota,
+__device__ void refine_frontier(const Src& src, float lo, float hi, float upper, int quota,
                                 RowCtx& c, int* __restrict__ out_row) {
   const int n = *s_counter(C_COUNT);
-  clear_hist(HIST_BINS);
-  __syncthreads();
   if (n > CAP + c.spill_cap) refine_by_rescan(src, lo, hi, quota, out_row);
-  else refine_on_chip(n, lo, first, quota, c, out_row);
+  else refine_on_chip(n, lo, upper, quota, c, out_row);
 }

@@ -39,11 +39,11 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
     quota = e.quota;
   }
   // Both frontiers span a narrow range, whose linear slices start the refinement: the exact
-  // routes' one coarse bin, the sampled routes' largest scores from lo up.
-  const FirstRound first =
-      route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT ? FIRST_COARSE_BIN : FIRST_SAMPLED_TOP;
+  // routes' one coarse bin, the sampled routes' scores from lo up to the view's largest sample
+  // (kept in block scratch through the passes, not in a register).
+  const float upper = route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT ? hi : view_top();
   q0 = *s_counter(C_COUNT);
-  refine_frontier(src, lo, hi, first, quota, c, out_row);
+  refine_frontier(src, lo, hi, upper, quota, c, out_row);
   return route;
 }
 
