@@ -3,16 +3,22 @@
 # (topk_codegen::probe; TOPK_PHASE_PROBE=1), one plain launch per shape, per-row proposal,
 # certification and refinement times (mean, p50, p90, max microseconds over the rows longer
 # than K). Run on the GPU machine from the repository root with the bundle of
-# scripts/gpu-bundle.sh in .gpu/. Writes $OUT/phases.jsonl. The probed build's own timings
-# are not the selector's: use the other scripts for latency.
+# scripts/gpu-bundle.sh in .gpu/. Writes $OUT/phases.jsonl, and every probed row (worker, start,
+# phases) to $OUT/timeline.jsonl, which `python3 bench/timeline.py` summarizes: how many workers
+# stream at once and what the last worker to end did. The probed build's own timings are not
+# the selector's: use the other scripts for latency.
 set -euo pipefail
 OUT=${OUT:-./out}
 BIN=${BIN:-.gpu/05-operator-matrix}
 SHAPES=${SHAPES:-512x131072,8192x131072,512x262144,8192x262144,512x1048576,4096x1048576}
 mkdir -p "$OUT"
 log="$OUT/phases.jsonl"
+timeline="$OUT/timeline.jsonl"
 : > "$log"
+: > "$timeline"
 for profile in ${PROFILES:-indexer iid}; do
-  TOPK_PHASE_PROBE=1 "$BIN" "$profile" "$SHAPES" ${SPEC:-} | grep '^{"phases"' >> "$log"
+  TOPK_PHASE_PROBE=1 TOPK_PHASE_TIMELINE="$timeline" "$BIN" "$profile" "$SHAPES" ${SPEC:-} \
+    | grep '^{"phases"' >> "$log"
 done
 cat "$log"
+python3 bench/timeline.py "$timeline"

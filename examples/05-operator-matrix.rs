@@ -8,10 +8,12 @@
 //! Prints a table and one JSON object per shape (lines starting with `{`). With
 //! `TOPK_PHASE_PROBE=1` the kernel is a phase-timing build (`topk_codegen::probe`) and a
 //! `{"phases":...}` line per shape gives where the rows' time went (its timings and candidate
-//! counts are then not the selector's).
+//! counts are then not the selector's); with `TOPK_PHASE_TIMELINE=FILE` as well, every probed
+//! row is appended to FILE as a JSON line (worker, start and phases, microseconds), which
+//! `python3 bench/timeline.py FILE` summarizes.
 
 use std::str::FromStr;
-use topk::runtime::cuda::bench::{bench_matrix_with, DeviceMatrix};
+use topk::runtime::cuda::bench::{bench_matrix_with, DeviceMatrix, RowTimeline};
 use topk::runtime::cuda::timing::TimingProtocol;
 use topk::runtime::cuda::Gpu;
 use topk::runtime::data::{shapes, Profile};
@@ -102,6 +104,10 @@ fn main() {
                 f(&p.refine)
             );
         }
+        if let Some(path) = std::env::var_os("TOPK_PHASE_TIMELINE").filter(|_| probe) {
+            append_timeline(&path, profile.name(), rows, width, &r.timeline)
+                .unwrap_or_else(|e| fail(1, format!("writing the timeline: {e}")));
+        }
         if !r.exact {
             eprintln!(
                 "INEXACT rows (first 10): {:?}",
@@ -109,4 +115,28 @@ fn main() {
             );
         }
     }
+}
+
+/// Appends one JSON line per probed row of a launch to `path`.
+fn append_timeline(
+    path: &std::ffi::OsStr,
+    profile: &str,
+    rows: usize,
+    width: usize,
+    timeline: &[RowTimeline],
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    let mut out = std::io::BufWriter::new(file);
+    for t in timeline {
+        writeln!(
+            out,
+            "{{\"profile\":\"{profile}\",\"rows\":{rows},\"width\":{width},\"row\":{},\"worker\":{},\"route\":\"{}\",\"start_us\":{:.3},\"proposal_us\":{:.3},\"pass_us\":{:.3},\"refine_us\":{:.3}}}",
+            t.row, t.worker, t.route.name(), t.start_us, t.proposal_us, t.pass_us, t.refine_us
+        )?;
+    }
+    out.flush()
 }

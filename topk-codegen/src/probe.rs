@@ -6,6 +6,10 @@
 //! packed into the row's |Q0| word of the route info (which then no longer counts candidates):
 //! bits 0-9 the proposal and bits 10-19 the refinement in units of [`PHASE_UNIT_NS`] ns,
 //! bits 20-31 the certification passes in units of [`PASS_UNIT_NS`] ns, each saturating.
+//! The row's route word carries, above the route (bits 0-2), the worker CTA that ran it (bits
+//! 3-12) and the row's start (bits 13-31: the clock in units of [`START_UNIT_NS`] ns, wrapping
+//! every 134 ms; [`RowStamp`] decodes it and [`start_offsets_us`] unwraps a launch's starts), so
+//! that a launch's rows can be laid out in time per worker.
 //! The ordinary source is left byte for byte as it is, so the kernels the GPU tests check and the
 //! benchmarks time are never the instrumented ones.
 
@@ -16,6 +20,54 @@ use topk_dsl::Spec;
 pub const PHASE_UNIT_NS: u64 = 128;
 /// Unit of the certification field, ns (12 bits: up to 2.1 ms).
 pub const PASS_UNIT_NS: u64 = 512;
+
+/// Unit of a row's start stamp, ns (19 bits: the clock wraps every 134 ms).
+pub const START_UNIT_NS: u64 = 256;
+const START_BITS: u32 = 19;
+
+/// Who ran a row and when it started, decoded from a probed build's route word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowStamp {
+    /// The route code (`topk_runtime::Route`), as in an ordinary build's word.
+    pub route: u8,
+    /// The worker CTA (block index modulo 1024).
+    pub worker: u32,
+    /// The row's start on the device clock, in [`START_UNIT_NS`] units modulo 2^19.
+    pub start: u32,
+}
+
+impl RowStamp {
+    pub fn decode(word: i32) -> RowStamp {
+        let w = word as u32;
+        RowStamp {
+            route: (w & 7) as u8,
+            worker: (w >> 3) & 1023,
+            start: w >> 13,
+        }
+    }
+}
+
+/// The rows' starts in microseconds after the earliest of them, from stamps of one launch
+/// (which must span less than half the clock's 134 ms wrap).
+pub fn start_offsets_us(stamps: &[RowStamp]) -> Vec<f64> {
+    let wrap = 1u32 << START_BITS;
+    let (lo, hi) = stamps.iter().fold((u32::MAX, 0), |(lo, hi), s| {
+        (lo.min(s.start), hi.max(s.start))
+    });
+    // A launch that crossed the wrap has stamps near both ends: move the small ones up.
+    let unwrapped: Vec<u64> = stamps
+        .iter()
+        .map(|s| {
+            let crossed = hi - lo > wrap / 2 && s.start < wrap / 2;
+            u64::from(s.start) + if crossed { u64::from(wrap) } else { 0 }
+        })
+        .collect();
+    let first = unwrapped.iter().copied().min().unwrap_or(0);
+    unwrapped
+        .iter()
+        .map(|&t| (t - first) as f64 * START_UNIT_NS as f64 / 1e3)
+        .collect()
+}
 
 /// Where a row's time went, decoded from a probed build's |Q0| word, in microseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,7 +99,7 @@ fn edits() -> [(&'static str, String); 4] {
         ),
         (
             "  q0 = 0;\n  if (L <= K) {",
-            "  q0 = 0;\n  __shared__ u64 probe_t[3];\n  if (threadIdx.x == 0) probe_t[0] = probe_t[1] = probe_clock();\n  if (L <= K) {".into(),
+            "  q0 = 0;\n  __shared__ u64 probe_t[4];\n  if (threadIdx.x == 0) probe_t[0] = probe_t[1] = probe_t[3] = probe_clock();\n  if (L <= K) {".into(),
         ),
         (
             "propose_boundary(row_ptr, L, phase, c.tail);\n",
@@ -56,9 +108,10 @@ fn edits() -> [(&'static str, String); 4] {
         (
             "  q0 = *s_counter(C_COUNT);\n  refine_frontier(src, lo, hi, upper, quota, c, out_row);\n  return route;",
             format!(
-                "  if (threadIdx.x == 0) probe_t[2] = probe_clock();\n  refine_frontier(src, lo, hi, upper, quota, c, out_row);\n  __syncthreads();\n  if (threadIdx.x == 0) {{\n    const u64 t3 = probe_clock();\n    const u64 a = min((probe_t[1] - probe_t[0]) / {p}ull, 1023ull);\n    const u64 b = min((probe_t[2] - probe_t[1]) / {q}ull, 4095ull);\n    const u64 d = min((t3 - probe_t[2]) / {p}ull, 1023ull);\n    probe_t[0] = a | (d << 10) | (b << 20);\n  }}\n  __syncthreads();\n  q0 = (int)(u32)probe_t[0];\n  __syncthreads();\n  return route;",
+                "  if (threadIdx.x == 0) probe_t[2] = probe_clock();\n  refine_frontier(src, lo, hi, upper, quota, c, out_row);\n  __syncthreads();\n  if (threadIdx.x == 0) {{\n    const u64 t3 = probe_clock();\n    const u64 a = min((probe_t[1] - probe_t[0]) / {p}ull, 1023ull);\n    const u64 b = min((probe_t[2] - probe_t[1]) / {q}ull, 4095ull);\n    const u64 d = min((t3 - probe_t[2]) / {p}ull, 1023ull);\n    probe_t[0] = a | (d << 10) | (b << 20);\n  }}\n  __syncthreads();\n  q0 = (int)(u32)probe_t[0];\n  const u32 stamp = (u32)route | ((blockIdx.x & 1023u) << 3) | ((u32)(probe_t[3] / {s}ull) << 13);\n  __syncthreads();\n  return (int)stamp;",
                 p = PHASE_UNIT_NS,
-                q = PASS_UNIT_NS
+                q = PASS_UNIT_NS,
+                s = START_UNIT_NS
             ),
         ),
     ]

@@ -1,7 +1,10 @@
 //! Phase-timing builds: the timers go in at their anchors, the ordinary source stays as it is,
 //! and the packed word decodes to the durations it was packed from.
 
-use topk_codegen::probe::{generate_probed, PhaseTimes, PASS_UNIT_NS, PHASE_UNIT_NS};
+use topk_codegen::probe::{
+    generate_probed, start_offsets_us, PhaseTimes, RowStamp, PASS_UNIT_NS, PHASE_UNIT_NS,
+    START_UNIT_NS,
+};
 use topk_codegen::{generate, CodegenError};
 use topk_dsl::Spec;
 
@@ -17,6 +20,8 @@ fn probed_source_adds_timers_and_leaves_the_ordinary_source_alone() {
         let probed = generate_probed(&spec).unwrap();
         assert!(!plain.source.contains("probe_clock"), "{text}");
         assert_eq!(probed.source.matches("probe_clock()").count(), 5, "{text}");
+        // The route word carries the worker and the start above the route's three bits.
+        assert!(probed.source.contains("return (int)stamp;"), "{text}");
         assert_eq!(probed.entry, plain.entry);
         assert!(probed.source.len() > plain.source.len());
     }
@@ -39,4 +44,31 @@ fn phase_words_decode_to_their_durations() {
     assert_eq!(t.refine_us, 1023.0 * PHASE_UNIT_NS as f64 / 1e3);
     assert_eq!(t.pass_us, 4095.0 * PASS_UNIT_NS as f64 / 1e3);
     assert_eq!(PhaseTimes::decode(0).pass_us, 0.0);
+}
+
+#[test]
+fn route_words_decode_to_route_worker_and_start() {
+    let word = |route: u32, worker: u32, start: u32| (route | (worker << 3) | (start << 13)) as i32;
+    let s = RowStamp::decode(word(3, 1023, (1 << 19) - 1));
+    assert_eq!((s.route, s.worker, s.start), (3, 1023, (1 << 19) - 1));
+    let s = RowStamp::decode(word(1, 264, 5));
+    assert_eq!((s.route, s.worker, s.start), (1, 264, 5));
+}
+
+#[test]
+fn row_starts_unwrap_across_the_clock_wrap() {
+    let stamp = |start: u32| RowStamp {
+        route: 1,
+        worker: 0,
+        start,
+    };
+    let unit_us = START_UNIT_NS as f64 / 1e3;
+    // Within one wrap: offsets from the earliest start.
+    let t = start_offsets_us(&[stamp(100), stamp(40), stamp(1000)]);
+    assert_eq!(t, vec![60.0 * unit_us, 0.0, 960.0 * unit_us]);
+    // A launch that crossed the wrap: the stamps just past it come last.
+    let last = (1u32 << 19) - 10;
+    let t = start_offsets_us(&[stamp(last), stamp(5), stamp(last + 4)]);
+    assert_eq!(t, vec![0.0, 15.0 * unit_us, 4.0 * unit_us]);
+    assert!(start_offsets_us(&[]).is_empty());
 }

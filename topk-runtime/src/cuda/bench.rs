@@ -229,6 +229,58 @@ pub struct BenchReport {
     /// Per-row phase times of a phase-probe build ([`bench_matrix_with`]), else `None`; such a
     /// build's candidate counts in `routes` are meaningless.
     pub phases: Option<PhaseSummary>,
+    /// A phase-probe build's rows laid out in time (rows longer than K), else empty.
+    pub timeline: Vec<RowTimeline>,
+}
+
+/// One row of a phase-probe launch: who ran it, when it started (microseconds after the
+/// launch's first row started) and how long its phases took.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowTimeline {
+    pub row: usize,
+    pub worker: u32,
+    pub route: crate::Route,
+    pub start_us: f64,
+    pub proposal_us: f64,
+    pub pass_us: f64,
+    pub refine_us: f64,
+}
+
+impl RowTimeline {
+    /// From the (route word, phase word) pairs of a probed launch ([`topk_codegen::probe`]).
+    pub fn from_info(info: &[i32]) -> Vec<RowTimeline> {
+        use topk_codegen::probe::{start_offsets_us, PhaseTimes, RowStamp};
+        let rows: Vec<(usize, RowStamp, PhaseTimes)> = info
+            .chunks_exact(2)
+            .enumerate()
+            .map(|(row, pair)| (row, RowStamp::decode(pair[0]), PhaseTimes::decode(pair[1])))
+            .filter(|(_, stamp, _)| stamp.route != crate::Route::Short as u8)
+            .collect();
+        let stamps: Vec<RowStamp> = rows.iter().map(|r| r.1).collect();
+        rows.iter()
+            .zip(start_offsets_us(&stamps))
+            .map(|(&(row, stamp, t), start_us)| RowTimeline {
+                row,
+                worker: stamp.worker,
+                route: crate::Route::from_code(stamp.route).unwrap_or(crate::Route::Short),
+                start_us,
+                proposal_us: t.proposal_us,
+                pass_us: t.pass_us,
+                refine_us: t.refine_us,
+            })
+            .collect()
+    }
+}
+
+/// A probed launch's route words with the worker and start stamps cleared, as an ordinary
+/// build writes them.
+fn plain_route_words(info: &[i32]) -> Vec<i32> {
+    info.chunks_exact(2)
+        .flat_map(|pair| {
+            let route = topk_codegen::probe::RowStamp::decode(pair[0]).route;
+            [i32::from(route), pair[1]]
+        })
+        .collect()
 }
 
 /// Distribution of one phase over the rows that ran it: mean, p50, p90, max, microseconds.
@@ -266,11 +318,13 @@ pub struct PhaseSummary {
 }
 
 impl PhaseSummary {
-    /// From the (route, word) pairs of a probed launch.
+    /// From the (route word, phase word) pairs of a probed launch.
     pub fn from_info(info: &[i32]) -> PhaseSummary {
         let times: Vec<_> = info
             .chunks_exact(2)
-            .filter(|pair| pair[0] != crate::Route::Short as i32)
+            .filter(|pair| {
+                topk_codegen::probe::RowStamp::decode(pair[0]).route != crate::Route::Short as u8
+            })
             .map(|pair| topk_codegen::probe::PhaseTimes::decode(pair[1]))
             .collect();
         PhaseSummary {
@@ -330,10 +384,15 @@ pub fn bench_matrix_with(
         )));
     }
     let host_info = stream.clone_dtoh(&info).map_err(cuda("reading row info"))?;
-    let routes = route_stats(&host_info, false);
-    let phases = request
-        .phase_probe
-        .then(|| PhaseSummary::from_info(&host_info));
+    let (routes, phases, timeline) = if request.phase_probe {
+        (
+            route_stats(&plain_route_words(&host_info), false),
+            Some(PhaseSummary::from_info(&host_info)),
+            RowTimeline::from_info(&host_info),
+        )
+    } else {
+        (route_stats(&host_info, false), None, Vec::new())
+    };
     // Poison the output so the verifier sees only what the timed replays wrote.
     stream
         .memset_zeros(&mut out)
@@ -360,6 +419,7 @@ pub fn bench_matrix_with(
         ctas_per_sm: plan.ctas_per_sm,
         compile_ms: plan.loaded.compile_ms,
         phases,
+        timeline,
     })
 }
 
