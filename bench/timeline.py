@@ -2,14 +2,17 @@
 """Summarizes phase-probe timelines: how many workers stream at once, and where a call's time goes.
 
 Input: the JSON lines that `TOPK_PHASE_PROBE=1 TOPK_PHASE_TIMELINE=FILE .gpu/05-operator-matrix
-PROFILE SHAPES` appends (one per probed row: worker, start, proposal, pass and refinement in
-microseconds; rows of one launch share profile, rows and width). For each launch it prints:
+PROFILE SHAPES [SPEC]` appends (one per probed row: worker, start, proposal, pass and refinement
+in microseconds; rows of one launch share profile, rows, width and spec; a file that holds two
+launches of one shape and spec is refused: give each run a fresh file). For each launch it
+prints:
 
 - span: from the first row's start to the last row's end;
 - the share of the span during which at least 90% / 50% of the workers are in a certification
   pass (the only phase that streams the row), and the mean share of workers streaming;
-- the time summed over workers outside any row (before their first row, between rows, after
-  their last), in the proposal and in the refinement, as a share of workers x span;
+- the time summed over workers outside any probed row (before their first row, between rows,
+  after their last, and on rows of at most K scores, which are not probed), in the proposal
+  and in the refinement, as a share of workers x span;
 - the worker that ends last, with its rows (start, proposal, pass, refinement).
 
 Standard library only:  python3 bench/timeline.py FILE [--step-us 0.5]
@@ -22,6 +25,7 @@ import sys
 
 def load(path):
     launches = collections.defaultdict(list)
+    seen = set()
     with open(path) as f:
         for n, line in enumerate(f, 1):
             line = line.strip()
@@ -29,10 +33,15 @@ def load(path):
                 continue
             try:
                 r = json.loads(line)
-                key = (r["profile"], r["rows"], r["width"])
-                launches[key].append(r)
+                key = (r["profile"], r["rows"], r["width"], r.get("spec", ""))
+                row = (key, r["row"])
             except (ValueError, KeyError) as e:
                 sys.exit(f"{path}:{n}: not a timeline line ({e})")
+            if row in seen:
+                sys.exit(f"{path}:{n}: row {r['row']} of {key[0]} {key[1]} x {key[2]} appears twice: "
+                         "the file holds two launches of this shape; give each run a fresh file")
+            seen.add(row)
+            launches[key].append(r)
     return launches
 
 
@@ -85,7 +94,7 @@ def main():
     launches = load(a.file)
     if not launches:
         sys.exit(f"{a.file}: no timeline lines")
-    for (profile, m, n), rows in launches.items():
+    for (profile, m, n, _spec), rows in launches.items():
         s = summarize(rows, a.step_us)
         print(f"{profile} {m} x {n}: {len(rows)} probed rows on {s['workers']} workers, "
               f"span {s['span']:.1f} us")

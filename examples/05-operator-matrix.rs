@@ -105,8 +105,15 @@ fn main() {
             );
         }
         if let Some(path) = std::env::var_os("TOPK_PHASE_TIMELINE").filter(|_| probe) {
-            append_timeline(&path, profile.name(), rows, width, &r.timeline)
-                .unwrap_or_else(|e| fail(1, format!("writing the timeline: {e}")));
+            append_timeline(
+                &path,
+                profile.name(),
+                rows,
+                width,
+                &r.spec.to_string(),
+                &r.timeline,
+            )
+            .unwrap_or_else(|e| fail(1, format!("writing the timeline: {e}")));
         }
         if !r.exact {
             eprintln!(
@@ -123,6 +130,7 @@ fn append_timeline(
     profile: &str,
     rows: usize,
     width: usize,
+    spec: &str,
     timeline: &[RowTimeline],
 ) -> std::io::Result<()> {
     use std::io::Write;
@@ -134,7 +142,7 @@ fn append_timeline(
     for t in timeline {
         writeln!(
             out,
-            "{{\"profile\":\"{profile}\",\"rows\":{rows},\"width\":{width},\"row\":{},\"worker\":{},\"route\":\"{}\",\"start_us\":{:.3},\"proposal_us\":{:.3},\"pass_us\":{:.3},\"refine_us\":{:.3}}}",
+            "{{\"profile\":\"{profile}\",\"rows\":{rows},\"width\":{width},\"spec\":\"{spec}\",\"row\":{},\"worker\":{},\"route\":\"{}\",\"start_us\":{:.3},\"proposal_us\":{:.3},\"pass_us\":{:.3},\"refine_us\":{:.3}}}",
             t.row, t.worker, t.route.name(), t.start_us, t.proposal_us, t.pass_us, t.refine_us
         )?;
     }

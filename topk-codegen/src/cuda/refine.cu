@@ -9,8 +9,8 @@ constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 // The first round's digit where the frontier spans a narrow range from lo to upper (the exact
 // routes' coarse bin [lo, hi), the sampled routes' [lo, the view's largest sample]): HIST_BINS
 // equal slices of it (a score at or above `upper` falls in bin 0, one below `lo` in the last
-// bins; above the view's largest sample lie about a view period's worth of the row's scores,
-// which bin 0 commits).
+// bins; above the view's largest sample lie about a stride's worth of an i.i.d. row's scores,
+// which bin 0 commits unless it is the boundary bin).
 // Monotone (larger score, smaller or equal bin), as the key digits are, so the same commit /
 // retain rule applies whatever lo and upper are. The scores of one coarse bin (the exact
 // routes) or a row's few thousand largest (the sampled routes) share their leading key digits,

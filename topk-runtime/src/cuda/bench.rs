@@ -366,6 +366,13 @@ pub fn bench_matrix_with(
     request.allow_unverified = std::env::var_os("TOPK_ALLOW_UNVERIFIED").is_some();
     request.phase_probe = phase_probe;
     let plan = Plan::new(gpu, request)?;
+    if request.phase_probe && plan.grid > 1024 {
+        // The probe's route word holds a worker index of ten bits.
+        return Err(Error::Input(format!(
+            "the phase probe names at most 1024 workers; this plan launches {}",
+            plan.grid
+        )));
+    }
     let mut ws = Workspace::new(&plan, &stream)?;
     let out_len = m.rows.max(1) * k as usize;
     let mut out = stream
