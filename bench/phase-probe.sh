@@ -4,7 +4,8 @@
 # certification and refinement times (mean, p50, p90, max microseconds over the rows longer
 # than K). Run on the GPU machine from the repository root with the bundle of
 # scripts/gpu-bundle.sh in .gpu/. Writes $OUT/phases.jsonl, and every probed row (worker, start,
-# phases) to $OUT/timeline.jsonl, which `python3 bench/timeline.py` summarizes: how many workers
+# phases) to $OUT/timeline.jsonl, which `python3 bench/timeline.py` summarizes and draws (SVG
+# charts in $OUT/timeline/): how many workers
 # stream at once and what the last worker to end did. The probed build's own timings are not
 # the selector's: use the other scripts for latency.
 set -euo pipefail
@@ -21,4 +22,4 @@ for profile in ${PROFILES:-indexer iid}; do
     | grep '^{"phases"' >> "$log"
 done
 cat "$log"
-python3 bench/timeline.py "$timeline"
+python3 bench/timeline.py "$timeline" --svg "$OUT/timeline"

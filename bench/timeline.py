@@ -15,12 +15,19 @@ prints:
   and in the refinement, as a share of workers x span;
 - the worker that ends last, with its rows (start, proposal, pass, refinement).
 
-Standard library only:  python3 bench/timeline.py FILE [--step-us 0.5]
+With --svg DIR it also draws each launch as DIR/timeline-PROFILE-MxN.svg: a bar per worker with
+its rows' proposal, certification pass and refinement in time, under a strip that counts the
+workers streaming.
+
+Standard library only:  python3 bench/timeline.py FILE [--step-us 0.5] [--svg DIR]
 """
 import argparse
 import collections
 import json
+import os
 import sys
+
+PHASE_COLORS = (("proposal_us", "#e6862a"), ("pass_us", "#3a6fb0"), ("refine_us", "#4c9a4c"))
 
 
 def load(path):
@@ -73,6 +80,7 @@ def summarize(rows, step_us):
     critical = max(last_end, key=last_end.get)
     chain = sorted((r for r in rows if r["worker"] == critical), key=lambda r: r["start_us"])
     return {
+        "streaming": streaming,
         "workers": w,
         "span": span,
         "stream90": at_least(0.9),
@@ -86,10 +94,60 @@ def summarize(rows, step_us):
     }
 
 
+def draw_svg(path, title, rows, s, step_us):
+    """A Gantt chart of one launch: a bar per worker, a strip of the streaming count on top."""
+    workers = sorted({r["worker"] for r in rows})
+    lane = {w: i for i, w in enumerate(workers)}
+    left, top, strip, right, bottom = 60, 40, 80, 20, 40
+    width = 1000
+    bar = max(1.0, min(6.0, 600.0 / max(1, len(workers))))
+    height = top + strip + 20 + bar * len(workers) + bottom
+    span = max(s["span"], 1e-9)
+    x = lambda t: left + (width - left - right) * t / span
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height:.0f}" '
+        f'font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height:.0f}" fill="white"/>',
+        f'<text x="{left}" y="20" font-size="13">{title}</text>',
+    ]
+    # Streaming strip: workers in a certification pass per time step.
+    n = len(workers)
+    pts = []
+    for i, c in enumerate(s["streaming"]):
+        pts.append(f"{x(i * step_us):.1f},{top + strip - strip * c / n:.1f}")
+    out.append(f'<polyline fill="none" stroke="#3a6fb0" points="{" ".join(pts)}"/>')
+    out.append(f'<line x1="{left}" y1="{top}" x2="{width - right}" y2="{top}" stroke="#ccc"/>')
+    out.append(f'<line x1="{left}" y1="{top + strip}" x2="{width - right}" y2="{top + strip}" '
+               'stroke="#999"/>')
+    out.append(f'<text x="{left - 5}" y="{top + 4}" text-anchor="end">{n}</text>')
+    out.append(f'<text x="{left - 5}" y="{top + strip}" text-anchor="end">0</text>')
+    out.append(f'<text x="{left - 5}" y="{top + strip / 2}" text-anchor="end">streaming</text>')
+    y0 = top + strip + 20
+    for r in rows:
+        t = r["start_us"]
+        y = y0 + bar * lane[r["worker"]]
+        for key, color in PHASE_COLORS:
+            d = r[key]
+            out.append(f'<rect x="{x(t):.2f}" y="{y:.2f}" width="{max(0.3, x(t + d) - x(t)):.2f}" '
+                       f'height="{bar * 0.9:.2f}" fill="{color}"/>')
+            t += d
+    base = y0 + bar * n
+    for k in range(6):
+        t = span * k / 5
+        out.append(f'<text x="{x(t):.1f}" y="{base + 15:.1f}" text-anchor="middle">{t:.0f}</text>')
+    out.append(f'<text x="{(left + width - right) / 2}" y="{base + 32:.1f}" text-anchor="middle">'
+               'us from the first row\'s start; bars: workers; proposal (orange), certification '
+               'pass (blue), refinement (green)</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("file", help="timeline JSON lines (TOPK_PHASE_TIMELINE)")
     ap.add_argument("--step-us", type=float, default=0.5, help="time step of the streaming count")
+    ap.add_argument("--svg", metavar="DIR", help="also draw each launch as an SVG chart in DIR")
     a = ap.parse_args()
     launches = load(a.file)
     if not launches:
@@ -107,6 +165,12 @@ def main():
         for r in s["chain"]:
             print(f"    row {r['row']:6d} {r['route']:9s} {r['start_us']:8.1f} "
                   f"{r['proposal_us']:6.1f} {r['pass_us']:7.1f} {r['refine_us']:6.1f}")
+        if a.svg:
+            os.makedirs(a.svg, exist_ok=True)
+            path = os.path.join(a.svg, f"timeline-{profile}-{m}x{n}.svg")
+            draw_svg(path, f"{profile} {m} x {n}: {len(rows)} rows on {s['workers']} workers, "
+                     f"span {s['span']:.1f} us", rows, s, a.step_us)
+            print(f"  drew {path}")
 
 
 if __name__ == "__main__":
