@@ -5,9 +5,8 @@
 # than K). Run on the GPU machine from the repository root with the bundle of
 # scripts/gpu-bundle.sh in .gpu/. Writes $OUT/phases.jsonl, and every probed row (worker, start,
 # phases) to $OUT/timeline.jsonl, which `python3 bench/timeline.py` summarizes and draws (SVG
-# charts in $OUT/timeline/): how many workers
-# stream at once and what the last worker to end did. The probed build's own timings are not
-# the selector's: use the other scripts for latency.
+# charts in $OUT/timeline/): how many workers stream at once and what the last worker to end
+# did. The probed build's own timings are not the selector's: use the other scripts for latency.
 set -euo pipefail
 OUT=${OUT:-./out}
 BIN=${BIN:-.gpu/05-operator-matrix}
