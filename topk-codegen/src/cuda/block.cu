@@ -122,6 +122,12 @@ __device__ __forceinline__ float view_top() {
   return from_ascending((u32)s_scratch()[SCRATCH_TOP]);
 }
 
+// A thread's largest sample so far as an ascending key (0 for none), with sample x taken in;
+// NaN samples are left out.
+__device__ __forceinline__ u32 with_sample(u32 top, float x) {
+  return x == x ? max(top, to_ascending(canonical(x))) : top;
+}
+
 // Folds each thread's largest sample (ascending key, 0 for none) into SCRATCH_TOP, which thread 0
 // zeroed before a barrier; visible after the caller's next __syncthreads. Warp-uniform call.
 __device__ __forceinline__ void fold_view_top(u32 top) {
@@ -243,4 +249,17 @@ __device__ ProposalResult proposal_from_hist(bool tail) {
   p.e1 = __int_as_float(s_scratch()[SCRATCH_F1]);
   __syncthreads();
   return p;
+}
+
+// Phase 1 of a row whose view is usable: `add_view()` adds the view's samples to s_hist and
+// returns the thread's largest (with_sample); the view's largest lands in SCRATCH_TOP (view_top)
+// and the proposal comes from the histogram. Every thread calls.
+template <class ViewHist>
+__device__ __forceinline__ ProposalResult propose_from_view(bool tail, ViewHist&& add_view) {
+  clear_hist(COARSE_BINS);
+  if (threadIdx.x == 0) s_scratch()[SCRATCH_TOP] = 0;
+  __syncthreads();
+  fold_view_top(add_view());
+  __syncthreads();
+  return proposal_from_hist(tail);
 }

@@ -27,7 +27,7 @@ __device__ __forceinline__ u32 view_hist(const float* __restrict__ row, int L, i
       int j = base + u * THREADS + threadIdx.x;
       if (j < n) {
         atomicAdd(&s_hist()[coarse_bin(v[u])], 1);
-        if (v[u] == v[u]) top = max(top, to_ascending(canonical(v[u])));
+        top = with_sample(top, v[u]);
       }
     }
   }
@@ -44,10 +44,5 @@ __device__ ProposalResult propose_boundary(const float* __restrict__ row, int L,
   p.e1 = quiet_nan();
   const int n = view_samples(L, phase);
   if (n < MIN_VIEW || L < EXACT_BELOW) return p;
-  clear_hist(COARSE_BINS);
-  if (threadIdx.x == 0) s_scratch()[SCRATCH_TOP] = 0;
-  __syncthreads();
-  fold_view_top(view_hist(row, L, phase, 0, n));
-  __syncthreads();
-  return proposal_from_hist(tail);
+  return propose_from_view(tail, [&] { return view_hist(row, L, phase, 0, n); });
 }

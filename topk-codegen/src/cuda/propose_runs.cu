@@ -72,7 +72,7 @@ __device__ __forceinline__ u32 view_hist(const float* __restrict__ row, int L, i
       for (int o = 0; o < VIEW_RUN; ++o) {
         if (g < groups && start + o < L) {
           atomicAdd(&s_hist()[coarse_bin(v[u][o])], 1);
-          if (v[u][o] == v[u][o]) top = max(top, to_ascending(canonical(v[u][o])));
+          top = with_sample(top, v[u][o]);
         }
       }
     }
@@ -89,10 +89,5 @@ __device__ ProposalResult propose_boundary(const float* __restrict__ row, int L,
   p.e0 = quiet_nan();
   p.e1 = quiet_nan();
   if (view_samples(L, phase) < MIN_VIEW || L < EXACT_BELOW) return p;
-  clear_hist(COARSE_BINS);
-  if (threadIdx.x == 0) s_scratch()[SCRATCH_TOP] = 0;
-  __syncthreads();
-  fold_view_top(view_hist(row, L, phase, 0, view_groups(L, phase)));
-  __syncthreads();
-  return proposal_from_hist(tail);
+  return propose_from_view(tail, [&] { return view_hist(row, L, phase, 0, view_groups(L, phase)); });
 }
