@@ -320,18 +320,18 @@ pub struct PhaseSummary {
 impl PhaseSummary {
     /// From the (route word, phase word) pairs of a probed launch.
     pub fn from_info(info: &[i32]) -> PhaseSummary {
-        let times: Vec<_> = info
-            .chunks_exact(2)
-            .filter(|pair| {
-                topk_codegen::probe::RowStamp::decode(pair[0]).route != crate::Route::Short as u8
-            })
-            .map(|pair| topk_codegen::probe::PhaseTimes::decode(pair[1]))
-            .collect();
+        PhaseSummary::of(&RowTimeline::from_info(info))
+    }
+
+    /// The spread of each phase over a probed launch's rows.
+    pub fn of(timeline: &[RowTimeline]) -> PhaseSummary {
+        let spread =
+            |phase: fn(&RowTimeline) -> f64| Spread::of(timeline.iter().map(phase).collect());
         PhaseSummary {
-            rows: times.len(),
-            proposal: Spread::of(times.iter().map(|t| t.proposal_us).collect()),
-            pass: Spread::of(times.iter().map(|t| t.pass_us).collect()),
-            refine: Spread::of(times.iter().map(|t| t.refine_us).collect()),
+            rows: timeline.len(),
+            proposal: spread(|t| t.proposal_us),
+            pass: spread(|t| t.pass_us),
+            refine: spread(|t| t.refine_us),
         }
     }
 }
@@ -392,10 +392,11 @@ pub fn bench_matrix_with(
     }
     let host_info = stream.clone_dtoh(&info).map_err(cuda("reading row info"))?;
     let (routes, phases, timeline) = if request.phase_probe {
+        let timeline = RowTimeline::from_info(&host_info);
         (
             route_stats(&plain_route_words(&host_info), false),
-            Some(PhaseSummary::from_info(&host_info)),
-            RowTimeline::from_info(&host_info),
+            Some(PhaseSummary::of(&timeline)),
+            timeline,
         )
     } else {
         (route_stats(&host_info, false), None, Vec::new())
