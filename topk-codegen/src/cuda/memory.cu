@@ -31,13 +31,24 @@ __device__ __forceinline__ float load_cg(const float* p) {
   return v;
 }
 
+// The vector handler of a stream without a gate (never called).
+struct NoQuad {
+  __device__ __forceinline__ void operator()(const float4&, int) const {}
+};
+
 // Calls f(x, i) for every position i of row[0, L), in no particular order; threads make
 // different numbers of calls, so f must not use warp collectives. Up to three leading elements
 // are peeled so the body runs on 16-byte aligned float4 loads whatever the pitch or base
 // alignment; the last partial vector is read as scalars. UNROLL vectors are in flight per thread.
 // EVICT_FIRST: the vectors' lines leave L2 first (load_cg4_evict_first).
-template <bool EVICT_FIRST = false, class F>
-__device__ __forceinline__ void stream_row(const float* __restrict__ row, int L, F&& f) {
+// GATE: the batched vectors go whole to quad(v, i) (i: the position of v.x), except those whose
+// four scores are all below `gate`, which nothing sees: one predicate chain and one branch per
+// vector instead of a branch per score. A NaN fails every compare, so its vector reaches quad.
+// The peeled scores and the vectors after the last full batch still go to f one by one.
+
+template <bool EVICT_FIRST = false, bool GATE = false, class F, class Q = NoQuad>
+__device__ __forceinline__ void stream_row(const float* __restrict__ row, int L, F&& f,
+                                           float gate = 0.0f, Q&& quad = Q()) {
   const int tid = threadIdx.x;
   int head = (int)(((16u - ((u32)(u64)row & 15u)) & 15u) >> 2);
   if (head > L) head = L;
@@ -51,6 +62,11 @@ __device__ __forceinline__ void stream_row(const float* __restrict__ row, int L,
     for (int u = 0; u < UNROLL; ++u) v[u] = load_row4<EVICT_FIRST>(body + j + u * THREADS);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
+      if (GATE) {
+        if (!(v[u].x < gate && v[u].y < gate && v[u].z < gate && v[u].w < gate))
+          quad(v[u], head + 4 * (j + u * THREADS));
+        continue;
+      }
       const int i = head + 4 * (j + u * THREADS);
       f(v[u].x, i);
       f(v[u].y, i + 1);

@@ -38,10 +38,12 @@ struct GlobalRow {
   const float* p;
   int L;
   template <class F> __device__ __forceinline__ void for_each(F&& f) const { stream_row(p, L, f); }
-  // for_each for a pass that reads the row for the last time on its route (stream_row's
-  // EVICT_FIRST).
-  template <class F> __device__ __forceinline__ void for_each_last_read(F&& f) const {
-    stream_row<true>(p, L, f);
+  // The certification pass: reads the row for the last time on its route (stream_row's
+  // EVICT_FIRST); vectors of four scores below `lo` are skipped, the others go whole to `quad`
+  // and the scores outside the batched body to `f` (stream_row's GATE).
+  template <class F, class Q>
+  __device__ __forceinline__ void for_each_last_read_from(float lo, F&& f, Q&& quad) const {
+    stream_row<true, true>(p, L, f, lo, quad);
   }
   // Warp-uniform scalar walk (every thread the same number of calls, valid flag per slot).
   template <class F> __device__ __forceinline__ void for_each_uniform(F&& f) const {

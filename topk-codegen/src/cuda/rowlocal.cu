@@ -19,7 +19,9 @@ struct RegisterRow {
       if (i < L) f(v[it], i);
     }
   }
-  template <class F> __device__ __forceinline__ void for_each_last_read(F&& f) const {
+  // Registers hold no vectors: every score goes to f.
+  template <class F, class Q>
+  __device__ __forceinline__ void for_each_last_read_from(float, F&& f, Q&&) const {
     for_each(f);
   }
   template <class F> __device__ __forceinline__ void for_each_uniform(F&& f) const {
