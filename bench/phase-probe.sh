@@ -4,9 +4,11 @@
 # certification and refinement times (mean, p50, p90, max microseconds over the rows longer
 # than K). Run on the GPU machine from the repository root with the bundle of
 # scripts/gpu-bundle.sh in .gpu/. Writes $OUT/phases.jsonl, and every probed row (worker, start,
-# phases) to $OUT/timeline.jsonl, which `python3 bench/timeline.py` summarizes and draws (SVG
-# charts in $OUT/timeline/): how many workers stream at once and what the last worker to end
-# did. The probed build's own timings are not the selector's: use the other scripts for latency.
+# phases) of the launches of at most TIMELINE_MAX_ROWS rows (1024; an 8192-row launch's
+# timeline is ~3 MB) to $OUT/timeline.jsonl, which `python3 bench/timeline.py` summarizes
+# and draws (SVG charts in $OUT/timeline/): how many workers stream at once and what the last
+# worker to end did. The probed build's own timings are not the selector's: use the other
+# scripts for latency.
 set -euo pipefail
 OUT=${OUT:-./out}
 BIN=${BIN:-.gpu/05-operator-matrix}
@@ -17,8 +19,14 @@ timeline="$OUT/timeline.jsonl"
 : > "$log"
 : > "$timeline"
 for profile in ${PROFILES:-indexer iid}; do
-  TOPK_PHASE_PROBE=1 TOPK_PHASE_TIMELINE="$timeline" "$BIN" "$profile" "$SHAPES" ${SPEC:-} \
-    | grep '^{"phases"' >> "$log"
+  for shape in ${SHAPES//,/ }; do
+    rows=${shape%%x*}
+    if [[ $rows =~ ^[0-9]+$ ]] && (( rows <= ${TIMELINE_MAX_ROWS:-1024} )); then
+      TOPK_PHASE_PROBE=1 TOPK_PHASE_TIMELINE="$timeline" "$BIN" "$profile" "$shape" ${SPEC:-}
+    else
+      TOPK_PHASE_PROBE=1 "$BIN" "$profile" "$shape" ${SPEC:-}
+    fi | grep '^{"phases"' >> "$log"
+  done
 done
 cat "$log"
-python3 bench/timeline.py "$timeline" --svg "$OUT/timeline"
+if [[ -s $timeline ]]; then python3 bench/timeline.py "$timeline" --svg "$OUT/timeline"; fi

@@ -13,7 +13,13 @@ prints:
 - the time summed over workers outside any probed row (before their first row, between rows,
   after their last, and on rows of at most K scores, which are not probed), in the proposal
   and in the refinement, as a share of workers x span;
-- the worker that ends last, with its rows (start, proposal, pass, refinement).
+- when each worker's last row ends (10th, 50th and 90th percentiles and the latest over the
+  workers): the call ends with the latest, so their spread is the call's tail;
+- the worker that ends last, with its rows (start, proposal, pass, refinement);
+- when the lines carry the rows' valid lengths (`length`, written since the probe's first runs):
+  the rate at which the certification passes read, summed over the workers streaming, in each
+  tenth of the span (each pass spread evenly over its time), and the span against the one-read
+  floor of the launch's probed rows at --floor-tbps (4.49 TB/s, the H200's streaming read).
 
 With --svg DIR it also draws each launch as DIR/timeline-PROFILE-MxN.svg: a bar per worker with
 its rows' proposal, certification pass and refinement in time, under a strip that counts the
@@ -77,7 +83,23 @@ def summarize(rows, step_us):
     outside = total - sum(busy.values())
     proposal = sum(r["proposal_us"] for r in rows)
     refine = sum(r["refine_us"] for r in rows)
+    # Read rate of the passes in each tenth of the span (rows with a length only).
+    tenths = [0.0] * 10
+    for r in rows:
+        if "length" not in r or r["pass_us"] <= 0:
+            continue
+        a = r["start_us"] + r["proposal_us"]
+        b = a + r["pass_us"]
+        rate = 4.0 * r["length"] / r["pass_us"]  # bytes per us
+        for k in range(10):
+            lo, hi = span * k / 10, span * (k + 1) / 10
+            overlap = min(b, hi) - max(a, lo)
+            if overlap > 0:
+                tenths[k] += rate * overlap
+    tenth_us = span / 10 if span else 1.0
     critical = max(last_end, key=last_end.get)
+    lasts = sorted(last_end.values())
+    pct = lambda q: lasts[min(len(lasts) - 1, int(q * len(lasts)))]
     chain = sorted((r for r in rows if r["worker"] == critical), key=lambda r: r["start_us"])
     return {
         "streaming": streaming,
@@ -91,6 +113,10 @@ def summarize(rows, step_us):
         "refine": refine / total if total else 0.0,
         "critical": critical,
         "chain": chain,
+        "last_ends": (pct(0.1), pct(0.5), pct(0.9), lasts[-1]),
+        # TB/s (bytes per us / 1e6) per tenth, and the probed rows' valid bytes.
+        "tenths_tbps": [t / tenth_us / 1e6 for t in tenths],
+        "bytes": sum(4.0 * r["length"] for r in rows) if all("length" in r for r in rows) else None,
     }
 
 
@@ -148,6 +174,8 @@ def main():
     ap.add_argument("file", help="timeline JSON lines (TOPK_PHASE_TIMELINE)")
     ap.add_argument("--step-us", type=float, default=0.5, help="time step of the streaming count")
     ap.add_argument("--svg", metavar="DIR", help="also draw each launch as an SVG chart in DIR")
+    ap.add_argument("--floor-tbps", type=float, default=4.49,
+                    help="streaming read rate of the one-read floor, TB/s")
     a = ap.parse_args()
     launches = load(a.file)
     if not launches:
@@ -161,6 +189,14 @@ def main():
               f"{100 * s['stream_mean']:.0f}%")
         print(f"  workers x span: {100 * s['proposal']:.1f}% proposing, "
               f"{100 * s['refine']:.1f}% refining, {100 * s['outside']:.1f}% outside rows")
+        if s["bytes"] is not None:
+            floor_us = s["bytes"] / (a.floor_tbps * 1e6)
+            print(f"  passes read (TB/s, by tenth of the span): "
+                  + " ".join(f"{t:.2f}" for t in s["tenths_tbps"])
+                  + f"; span {s['span'] / floor_us:.2f}x the floor of the probed rows "
+                  f"({floor_us:.1f} us)")
+        print("  workers' last rows end (us): p10 {:.1f}, p50 {:.1f}, p90 {:.1f}, latest {:.1f}"
+              .format(*s["last_ends"]))
         print(f"  last to end: worker {s['critical']}, rows (start, proposal, pass, refinement, us):")
         for r in s["chain"]:
             print(f"    row {r['row']:6d} {r['route']:9s} {r['start_us']:8.1f} "

@@ -111,6 +111,7 @@ fn main() {
                 rows,
                 width,
                 &r.spec.to_string(),
+                &lengths,
                 &r.timeline,
             )
             .unwrap_or_else(|e| fail(1, format!("writing the timeline: {e}")));
@@ -131,6 +132,7 @@ fn append_timeline(
     rows: usize,
     width: usize,
     spec: &str,
+    lengths: &[i32],
     timeline: &[RowTimeline],
 ) -> std::io::Result<()> {
     use std::io::Write;
@@ -142,8 +144,8 @@ fn append_timeline(
     for t in timeline {
         writeln!(
             out,
-            "{{\"profile\":\"{profile}\",\"rows\":{rows},\"width\":{width},\"spec\":\"{spec}\",\"row\":{},\"worker\":{},\"route\":\"{}\",\"start_us\":{:.3},\"proposal_us\":{:.3},\"pass_us\":{:.3},\"refine_us\":{:.3}}}",
-            t.row, t.worker, t.route.name(), t.start_us, t.proposal_us, t.pass_us, t.refine_us
+            "{{\"profile\":\"{profile}\",\"rows\":{rows},\"width\":{width},\"spec\":\"{spec}\",\"row\":{},\"length\":{},\"worker\":{},\"route\":\"{}\",\"start_us\":{:.3},\"proposal_us\":{:.3},\"pass_us\":{:.3},\"refine_us\":{:.3}}}",
+            t.row, lengths[t.row], t.worker, t.route.name(), t.start_us, t.proposal_us, t.pass_us, t.refine_us
         )?;
     }
     out.flush()
