@@ -391,3 +391,41 @@ fn bench_first_length_times_a_window_that_ends_before_the_width() {
     ])
     .assert_bad_input(&["--first-length 8996", "at most 8995"]);
 }
+
+#[test]
+fn routes_per_row_lists_every_rows_route_and_frontier_as_the_library_computes_them() {
+    use topk_runtime::data::stats::row_outcomes;
+    let spec = "k=64,propose=sampled(stride=16,rho=1.5,rescue=2.5)";
+    let run = topk(&[
+        "routes",
+        "--profile",
+        "iid",
+        "--rows",
+        "40",
+        "--width",
+        "5000",
+        "--k",
+        "64",
+        "--seed",
+        "4",
+        "--per-row",
+        "--spec",
+        spec,
+    ]);
+    run.assert_success();
+    let lines: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let expected = row_outcomes(Profile::Iid, 40, 5000, 4, &spec.parse().unwrap()).unwrap();
+    assert_eq!(lines.len(), expected.len());
+    for (r, (line, o)) in lines.iter().zip(&expected).enumerate() {
+        assert_eq!(line["row"], r as u64);
+        assert_eq!(line["profile"], "iid");
+        assert_eq!(line["length"], o.length);
+        assert_eq!(line["route"], o.route.name());
+        assert_eq!(line["candidates"], o.candidates);
+    }
+    assert!(expected.iter().all(|o| o.candidates >= 64));
+}

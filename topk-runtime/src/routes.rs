@@ -51,6 +51,8 @@ pub struct RouteStats {
     pub max_candidates: u64,
     /// The route of each row, when asked for.
     pub per_row: Option<Vec<Route>>,
+    /// Each row's |Q0| (0 for short rows), with `per_row`.
+    pub per_row_candidates: Option<Vec<u64>>,
 }
 
 impl RouteStats {

@@ -112,3 +112,54 @@ fn the_stride_view_statistic_agrees_with_the_cpu_backends_recovery_routes() {
         }
     }
 }
+
+#[test]
+fn per_row_outcomes_add_up_to_the_route_rates_and_follow_the_call_block_by_block() {
+    use topk_dsl::Spec;
+    use topk_runtime::data::stats::{route_rates, row_outcomes};
+    use topk_runtime::data::Profile;
+    use topk_runtime::Route;
+    // A call longer than one generation block, short rows included (lengths 1..=width), with a
+    // tail margin so the rows' rank depends on their place in the whole call.
+    let spec: Spec = "k=512,propose=sampled(stride=32,rho=1.25,rescue=2.5),tail=2@300"
+        .parse()
+        .unwrap();
+    let (rows, width) = (1100, 1100);
+    for profile in [Profile::Indexer, Profile::Iid] {
+        let per_row = row_outcomes(profile, rows, width, 5, &spec).unwrap();
+        let rates = route_rates(profile, rows, width, 5, &spec).unwrap();
+        assert_eq!(per_row.len(), rows);
+        let long: Vec<_> = per_row.iter().filter(|o| o.route != Route::Short).collect();
+        assert_eq!(long.len(), rates.rows);
+        let primary = long.iter().filter(|o| o.route == Route::Primary).count();
+        assert!((primary as f64 / long.len() as f64 - rates.primary).abs() < 1e-12);
+        let mean = long.iter().map(|o| o.candidates).sum::<u64>() as f64 / long.len() as f64;
+        assert!(
+            (mean - rates.mean_candidates).abs() < 1e-9,
+            "{mean} vs {}",
+            rates.mean_candidates
+        );
+        for (r, o) in per_row.iter().enumerate() {
+            // Terminal causal window: row r holds width - rows + r + 1 scores (at least 1 here).
+            assert_eq!(o.length as usize, (width + r + 1).saturating_sub(rows));
+            assert_eq!(o.route == Route::Short, o.length <= 512, "row {r}");
+            match o.route {
+                Route::Short => assert_eq!(o.candidates, 0, "row {r}"),
+                // A certified band holds at least K scores.
+                Route::Primary | Route::Rescue => {
+                    assert!(
+                        o.candidates >= 512,
+                        "row {r}: |Q0| {} below K",
+                        o.candidates
+                    )
+                }
+                // The exact routes refine the boundary bin alone.
+                Route::Recovery | Route::DirectExact => assert!(
+                    (1..=o.length as u64).contains(&o.candidates),
+                    "row {r}: |Q0| {}",
+                    o.candidates
+                ),
+            }
+        }
+    }
+}

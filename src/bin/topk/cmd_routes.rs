@@ -8,13 +8,15 @@ use clap::Args;
 use std::process::ExitCode;
 use topk_dsl::{Centi, Proposal, Spec};
 use topk_runtime::cuda::plan::context_parallel_spec;
-use topk_runtime::data::stats::{route_rates, view_underfill, ViewShape};
+use topk_runtime::data::stats::{route_rates, row_outcomes, view_underfill, ViewShape};
+use topk_runtime::data::Profile;
 
 const EXAMPLES: &str = "\
 Examples:
   topk routes --profile indexer,iid --rows 512 --width 262144 --rho 1,1.25,1.5,1.75,2 --rescue none
   topk routes --profile iid --rows 512 --width 1048576 --stride 16,32,64,128,256 --rescue none
-  topk routes --profile indexer --rows 256 --width 131072 --spec 'propose=sampled(stride=64,rho=1.5)'";
+  topk routes --profile indexer --rows 256 --width 131072 --spec 'propose=sampled(stride=64,rho=1.5)'
+  topk routes --profile iid --rows 512 --width 262144 --seed 1 --per-row --spec 'propose=sampled(stride=128,rho=1.75,rescue=2.5),view=run(2),tail=2@264'";
 
 /// Route shares and candidate counts of proposal policies on generated score profiles
 ///
@@ -55,6 +57,11 @@ pub struct RoutesArgs {
     /// count), for each --stride and --rho
     #[arg(long, value_delimiter = ',', value_name = "RUNS")]
     views: Vec<u32>,
+    /// Instead of the shares: one JSON line per row and policy (profile, spec, row, valid length,
+    /// route, |Q0|). At --seed 1 the rows are those of `examples/05-operator-matrix`, so they
+    /// line up with a phase-probe timeline (`TOPK_PHASE_TIMELINE`) of that example
+    #[arg(long)]
+    per_row: bool,
 }
 
 pub fn run(a: RoutesArgs) -> CmdResult {
@@ -67,6 +74,9 @@ pub fn run(a: RoutesArgs) -> CmdResult {
         .iter()
         .map(|p| parse_profile(p))
         .collect::<Result<Vec<_>, _>>()?;
+    if a.per_row {
+        return per_row(&a, &profiles, &specs);
+    }
     let bar = progress::rows((profiles.len() * specs.len()) as u64, "policies");
     let mut lines = Vec::new();
     for profile in &profiles {
@@ -94,6 +104,36 @@ pub fn run(a: RoutesArgs) -> CmdResult {
         "{:<12} {:>9} {:>9} {:>10} {:>8} {:>10}  proposal",
         "profile", "primary", "rescue", "recovery", "direct", "cand/row"
     ));
+    for l in lines {
+        report::line(l);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--per-row`: every row's route and |Q0|, as JSON lines.
+fn per_row(a: &RoutesArgs, profiles: &[Profile], specs: &[Spec]) -> CmdResult {
+    let bar = progress::rows((profiles.len() * specs.len()) as u64, "policies");
+    let mut lines = Vec::new();
+    for profile in profiles {
+        for spec in specs {
+            let rows = row_outcomes(*profile, a.rows, a.width, a.seed, spec)?;
+            bar.inc(1);
+            for (row, o) in rows.iter().enumerate() {
+                lines.push(serde_json::json!({
+                    "profile": profile.name(),
+                    "rows": a.rows,
+                    "width": a.width,
+                    "seed": a.seed,
+                    "spec": spec.to_string(),
+                    "row": row,
+                    "length": o.length,
+                    "route": o.route.name(),
+                    "candidates": o.candidates,
+                }));
+            }
+        }
+    }
+    bar.finish_and_clear();
     for l in lines {
         report::line(l);
     }

@@ -65,6 +65,7 @@ pub fn select_rows_from(
     if scores.rows == 0 {
         return Ok(RouteStats {
             per_row: per_row_routes.then(Vec::new),
+            per_row_candidates: per_row_routes.then(Vec::new),
             ..RouteStats::default()
         });
     }
@@ -186,5 +187,7 @@ fn route_stats(outcomes: &[RowOutcome], per_row_routes: bool) -> RouteStats {
         stats.max_candidates = stats.max_candidates.max(o.candidates as u64);
     }
     stats.per_row = per_row_routes.then(|| outcomes.iter().map(|o| o.route).collect());
+    stats.per_row_candidates =
+        per_row_routes.then(|| outcomes.iter().map(|o| o.candidates as u64).collect());
     stats
 }

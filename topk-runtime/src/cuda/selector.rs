@@ -116,6 +116,7 @@ impl CudaSelector {
 pub fn route_stats(info: &[i32], per_row: bool) -> RouteStats {
     let mut stats = RouteStats::default();
     let mut routes = Vec::new();
+    let mut candidates = Vec::new();
     for pair in info.chunks_exact(2) {
         let route = Route::from_code(pair[0] as u8).unwrap_or(Route::Short);
         stats.rows[route as usize] += 1;
@@ -123,9 +124,11 @@ pub fn route_stats(info: &[i32], per_row: bool) -> RouteStats {
         stats.candidates += q0;
         stats.max_candidates = stats.max_candidates.max(q0);
         routes.push(route);
+        candidates.push(q0);
     }
     if per_row {
         stats.per_row = Some(routes);
+        stats.per_row_candidates = Some(candidates);
     }
     stats
 }

@@ -121,6 +121,56 @@ pub struct RouteRates {
     pub mean_candidates: f64,
 }
 
+/// One row of [`row_outcomes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowOutcome {
+    /// Valid length of the row.
+    pub length: i32,
+    pub route: Route,
+    /// Initial refinement frontier |Q0| (0 for rows of at most K scores).
+    pub candidates: u64,
+}
+
+/// The route and |Q0| of every row of `spec` on the terminal causal window of `rows` rows ending
+/// at `width` (the data [`route_rates`] summarizes; the GPU kernels take the same route and
+/// admit the same candidates on every row, which the GPU tests check). Lines up with a phase
+/// probe's timeline of `examples/05-operator-matrix` at seed 1, whose data this is.
+pub fn row_outcomes(
+    profile: Profile,
+    rows: usize,
+    width: usize,
+    seed: u64,
+    spec: &Spec,
+) -> Result<Vec<RowOutcome>> {
+    let k_len = spec.k as usize;
+    let mut indices = vec![0i32; CHUNK_ROWS * k_len];
+    let mut out = Vec::with_capacity(rows);
+    for_each_block(profile, rows, width, seed, spec.k, |first_row, scores| {
+        let stats = cpu::select_rows_from(
+            spec,
+            scores,
+            first_row,
+            rows as u64,
+            &mut indices,
+            k_len,
+            true,
+        )?;
+        let (Some(routes), Some(candidates)) = (stats.per_row, stats.per_row_candidates) else {
+            unreachable!("per-row statistics were asked for");
+        };
+        for ((route, candidates), &length) in routes.into_iter().zip(candidates).zip(scores.lengths)
+        {
+            out.push(RowOutcome {
+                length,
+                route,
+                candidates,
+            });
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 /// [`RouteRates`] of `spec` on the terminal causal window of `rows` rows ending at `width`.
 pub fn route_rates(
     profile: Profile,

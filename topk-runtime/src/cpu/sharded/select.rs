@@ -74,6 +74,7 @@ pub fn select_sharded_with(
     if scores.rows == 0 {
         return Ok(RouteStats {
             per_row: per_row_routes.then(Vec::new),
+            per_row_candidates: per_row_routes.then(Vec::new),
             ..RouteStats::default()
         });
     }
@@ -242,6 +243,7 @@ fn route_stats(
     per_row_routes: bool,
 ) -> RouteStats {
     let mut stats = RouteStats::default();
+    let mut frontiers = Vec::with_capacity(routes.len());
     for (row, &route) in routes.iter().enumerate() {
         let frontier = match route {
             Route::Short => 0,
@@ -252,7 +254,9 @@ fn route_stats(
         stats.rows[route as usize] += 1;
         stats.candidates += frontier;
         stats.max_candidates = stats.max_candidates.max(frontier);
+        frontiers.push(frontier);
     }
     stats.per_row = per_row_routes.then(|| routes.to_vec());
+    stats.per_row_candidates = per_row_routes.then_some(frontiers);
     stats
 }
