@@ -5,7 +5,8 @@
 # than K). Run on the GPU machine from the repository root with the bundle of
 # scripts/gpu-bundle.sh in .gpu/. Writes $OUT/phases.jsonl, and every probed row (worker, start,
 # phases) of the launches of at most TIMELINE_MAX_ROWS rows (1024; an 8192-row launch's
-# timeline is ~3 MB) to $OUT/timeline.jsonl, which `python3 bench/timeline.py` summarizes
+# timeline is ~3 MB; SHAPES given as MxN only: a named set such as `matrix` writes no timeline)
+# to $OUT/timeline.jsonl, which `python3 bench/timeline.py` summarizes
 # and draws (SVG charts in $OUT/timeline/): how many workers stream at once and what the last
 # worker to end did. The probed build's own timings are not the selector's: use the other
 # scripts for latency.
@@ -13,6 +14,8 @@ set -euo pipefail
 OUT=${OUT:-./out}
 BIN=${BIN:-.gpu/05-operator-matrix}
 SHAPES=${SHAPES:-512x131072,8192x131072,512x262144,8192x262144,512x1048576,4096x1048576}
+MAX_ROWS=${TIMELINE_MAX_ROWS:-1024}
+[[ $MAX_ROWS =~ ^[0-9]+$ ]] || { echo "phase-probe: TIMELINE_MAX_ROWS must be a row count" >&2; exit 2; }
 mkdir -p "$OUT"
 log="$OUT/phases.jsonl"
 timeline="$OUT/timeline.jsonl"
@@ -21,7 +24,7 @@ timeline="$OUT/timeline.jsonl"
 for profile in ${PROFILES:-indexer iid}; do
   for shape in ${SHAPES//,/ }; do
     rows=${shape%%x*}
-    if [[ $rows =~ ^[0-9]+$ ]] && (( rows <= ${TIMELINE_MAX_ROWS:-1024} )); then
+    if [[ $rows =~ ^[0-9]+$ ]] && (( rows <= MAX_ROWS )); then
       TOPK_PHASE_PROBE=1 TOPK_PHASE_TIMELINE="$timeline" "$BIN" "$profile" "$shape" ${SPEC:-}
     else
       TOPK_PHASE_PROBE=1 "$BIN" "$profile" "$shape" ${SPEC:-}

@@ -16,7 +16,8 @@ prints:
 - when each worker's last row ends (10th, 50th and 90th percentiles and the latest over the
   workers): the call ends with the latest, so their spread is the call's tail;
 - the worker that ends last, with its rows (start, proposal, pass, refinement);
-- when the lines carry the rows' valid lengths (`length`, written since the probe's first runs):
+- when the lines carry the rows' valid lengths (`length`; timelines written before that field
+  existed lack it, and these two lines are left out):
   the rate at which the certification passes read, summed over the workers streaming, in each
   tenth of the span (each pass spread evenly over its time), and the span against the one-read
   floor of the launch's probed rows at --floor-tbps (4.49 TB/s, the H200's streaming read).
@@ -25,7 +26,7 @@ With --svg DIR it also draws each launch as DIR/timeline-PROFILE-MxN.svg: a bar 
 its rows' proposal, certification pass and refinement in time, under a strip that counts the
 workers streaming.
 
-Standard library only:  python3 bench/timeline.py FILE [--step-us 0.5] [--svg DIR]
+Standard library only:  python3 bench/timeline.py FILE [--step-us 0.5] [--floor-tbps 4.49] [--svg DIR]
 """
 import argparse
 import collections
@@ -48,8 +49,12 @@ def load(path):
                 r = json.loads(line)
                 key = (r["profile"], r["rows"], r["width"], r.get("spec", ""))
                 row = (key, r["row"])
-            except (ValueError, KeyError) as e:
-                sys.exit(f"{path}:{n}: not a timeline line ({e})")
+                for field in ("worker", "start_us", "proposal_us", "pass_us", "refine_us"):
+                    float(r[field])
+                if "length" in r:
+                    float(r["length"])
+            except (ValueError, KeyError, TypeError) as e:
+                sys.exit(f"{path}:{n}: not a timeline line ({type(e).__name__}: {e})")
             if row in seen:
                 sys.exit(f"{path}:{n}: row {r['row']} of {key[0]} {key[1]} x {key[2]} appears twice: "
                          "the file holds two launches of this shape; give each run a fresh file")
@@ -177,6 +182,8 @@ def main():
     ap.add_argument("--floor-tbps", type=float, default=4.49,
                     help="streaming read rate of the one-read floor, TB/s")
     a = ap.parse_args()
+    if not a.floor_tbps > 0 or not a.step_us > 0:
+        sys.exit("--floor-tbps and --step-us must be positive")
     launches = load(a.file)
     if not launches:
         sys.exit(f"{a.file}: no timeline lines")

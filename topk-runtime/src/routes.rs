@@ -51,7 +51,8 @@ pub struct RouteStats {
     pub max_candidates: u64,
     /// The route of each row, when asked for.
     pub per_row: Option<Vec<Route>>,
-    /// Each row's |Q0| (0 for short rows), with `per_row`.
+    /// Each row's |Q0| (0 for short rows), with `per_row`; the context-parallel CPU model
+    /// reports its global frontier |F| there (the whole row on the exact routes).
     pub per_row_candidates: Option<Vec<u64>>,
 }
 

@@ -23,6 +23,8 @@ def fit(xs, ys):
     sxx = sum((x - mx) ** 2 for x in xs)
     sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
     syy = sum((y - my) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return float("nan"), float("nan")
     return sxy / sxx, sxy / (sxx * syy) ** 0.5
 
 
@@ -67,11 +69,12 @@ for key, rows in sorted(timeline.items()):
               f"(max {max(cand)}, {over} over {FRONTIER}); pass {sum(pas) / len(pas):.1f} us, "
               f"r = {r_pass:.2f}, {1000 * b_pass:.2f} us per 1000 candidates; refinement "
               f"{sum(ref) / len(ref):.1f} us, r = {r_ref:.2f}, {1000 * b_ref:.2f} us per 1000")
-        lo = 0
-        for hi in sorted(bands):
-            rs = bands[hi]
+        edges = (0, 3000, 3500, FRONTIER, 4700, 5500, 1 << 30)
+        for lo, hi in zip(edges, edges[1:]):
+            rs = bands.get(hi)
+            if not rs:
+                continue
             top = "up" if hi == 1 << 30 else hi
             print(f"    |Q0| {lo}-{top}: {len(rs)} rows, pass "
                   f"{sum(r['pass_us'] for r in rs) / len(rs):.1f} us, refinement "
                   f"{sum(r['refine_us'] for r in rs) / len(rs):.1f} us")
-            lo = hi

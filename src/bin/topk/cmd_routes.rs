@@ -58,9 +58,10 @@ pub struct RoutesArgs {
     #[arg(long, value_delimiter = ',', value_name = "RUNS")]
     views: Vec<u32>,
     /// Instead of the shares: one JSON line per row and policy (profile, spec, row, valid length,
-    /// route, |Q0|). At --seed 1 the rows are those of `examples/05-operator-matrix`, so they
-    /// line up with a phase-probe timeline (`TOPK_PHASE_TIMELINE`) of that example
-    #[arg(long)]
+    /// route, |Q0|). With --seed 1, the same --k and --spec set to the spec a timeline line
+    /// names, the rows are those of a phase-probe timeline (`TOPK_PHASE_TIMELINE`) of
+    /// `examples/05-operator-matrix`
+    #[arg(long, conflicts_with = "views")]
     per_row: bool,
 }
 

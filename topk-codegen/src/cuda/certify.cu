@@ -21,8 +21,8 @@ __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
   };
   // A vector with a score not below lo (or a NaN): its admitted scores reserve their frontier
   // slots with one atomic and are stored without the spill check when they all fit on chip, one
-  // branch per vector instead of one per score (codegen version 16: 3-14% faster on rows of
-  // 48K-128K, where more of the row is admitted, bench/RESULTS.md).
+  // branch per vector instead of one per score (codegen version 16: 1-14% faster on rows of
+  // 48K-128K, most on i.i.d. rows, bench/RESULTS.md).
   auto quad = [&](const float4& v, int i) {
     const bool a0 = v.x >= lo && !(v.x >= hi);
     const bool a1 = v.y >= lo && !(v.y >= hi);

@@ -47,7 +47,7 @@ impl CudaSelector {
         check_host_input(scores, &r, out.len(), out_pitch)?;
         let rows = scores.rows;
         if rows == 0 {
-            return Ok(RouteStats::default());
+            return Ok(route_stats(&[], per_row_routes));
         }
         let stream = self.gpu.stream().clone();
         let cuda = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));

@@ -14,7 +14,7 @@ use topk_dsl::{Centi, Proposal, Spec};
 use super::shapes::causal_window;
 use super::{generate, Profile};
 use crate::keys::desc_key32;
-use crate::{cpu, Result, Route, ScoreMatrix};
+use crate::{cpu, Error, Result, Route, ScoreMatrix};
 
 /// Stride of the view whose underfill is measured (the paper's wide-row policy).
 pub const UNDERFILL_STRIDE: u32 = 128;
@@ -155,9 +155,18 @@ pub fn row_outcomes(
             k_len,
             true,
         )?;
-        let (Some(routes), Some(candidates)) = (stats.per_row, stats.per_row_candidates) else {
-            unreachable!("per-row statistics were asked for");
-        };
+        let (routes, candidates) = (
+            stats.per_row.unwrap_or_default(),
+            stats.per_row_candidates.unwrap_or_default(),
+        );
+        if routes.len() != scores.rows || candidates.len() != scores.rows {
+            return Err(Error::Input(format!(
+                "the CPU backend returned {} routes and {} frontiers for {} rows",
+                routes.len(),
+                candidates.len(),
+                scores.rows
+            )));
+        }
         for ((route, candidates), &length) in routes.into_iter().zip(candidates).zip(scores.lengths)
         {
             out.push(RowOutcome {
