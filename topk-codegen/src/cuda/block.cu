@@ -204,18 +204,24 @@ __device__ __forceinline__ void warp_reserve_batch(const bool (&take)[U], int* c
 // histogram of the admitted scores is built from the on-chip frontier when refinement starts
 // (admitted scores share a few leading digits, so counting them in the pass would serialize
 // every warp that admits one on the same few shared-memory addresses).
+// Reserves n slots of frontier 0; returns the first. Written as the instruction itself, so the
+// compiler keeps one shared atomic per lane instead of a warp aggregation (see append_one).
+__device__ __forceinline__ int reserve_frontier_slots(int n) {
+  int pos;
+  asm volatile("atom.shared.add.u32 %0, [%1], %2;"
+               : "=r"(pos)
+               : "r"((u32)__cvta_generic_to_shared(s_counter(C_COUNT))), "r"(n)
+               : "memory");
+  return pos;
+}
+
 __device__ __forceinline__ void append_one(u32 key, int idx, int* spill, int spill_cap) {
   // The added value is 1 for every index, but the assembler cannot prove it uniform: it then
   // lets each lane of a partly active warp add its own (i.i.d. rows: one or two lanes admit a
   // score slot of a step) and aggregates a wholly active warp with a warp scan (bursts of
   // admitted scores). `atomicAdd(.., 1)` became a warp aggregation on every call, about ten
   // more instructions on the rare path; i.i.d. rows of 128K took 0.93-0.95x the time without it.
-  int pos;
-  asm volatile("atom.shared.add.u32 %0, [%1], %2;"
-               : "=r"(pos)
-               : "r"((u32)__cvta_generic_to_shared(s_counter(C_COUNT))), "r"(1 + (idx >> 31))
-               : "memory");
-  frontier_store(spill, spill_cap, 0, pos, key, idx);
+  frontier_store(spill, spill_cap, 0, reserve_frontier_slots(1 + (idx >> 31)), key, idx);
 }
 
 __device__ __forceinline__ void commit_one(int idx, int* out_row) {

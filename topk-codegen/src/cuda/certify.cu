@@ -31,11 +31,7 @@ __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
     if (v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w) *s_counter(C_NAN) = 1;
     const int n = (int)a0 + (int)a1 + (int)a2 + (int)a3;
     if (n == 0) return;
-    int pos;
-    asm volatile("atom.shared.add.u32 %0, [%1], %2;"
-                 : "=r"(pos)
-                 : "r"((u32)__cvta_generic_to_shared(s_counter(C_COUNT))), "r"(n)
-                 : "memory");
+    int pos = reserve_frontier_slots(n);
     if (pos + n <= CAP) {
       u32* keys = s_keys(0);
       int* idx = s_idx(0);
