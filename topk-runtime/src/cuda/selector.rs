@@ -114,21 +114,21 @@ impl CudaSelector {
 
 /// Route statistics from the per-row (route, |Q0|) pairs the kernels write.
 pub fn route_stats(info: &[i32], per_row: bool) -> RouteStats {
+    let rows = || {
+        info.chunks_exact(2).map(|pair| {
+            let route = Route::from_code(pair[0] as u8).unwrap_or(Route::Short);
+            (route, pair[1].max(0) as u64)
+        })
+    };
     let mut stats = RouteStats::default();
-    let mut routes = Vec::new();
-    let mut candidates = Vec::new();
-    for pair in info.chunks_exact(2) {
-        let route = Route::from_code(pair[0] as u8).unwrap_or(Route::Short);
+    for (route, q0) in rows() {
         stats.rows[route as usize] += 1;
-        let q0 = pair[1].max(0) as u64;
         stats.candidates += q0;
         stats.max_candidates = stats.max_candidates.max(q0);
-        routes.push(route);
-        candidates.push(q0);
     }
     if per_row {
-        stats.per_row = Some(routes);
-        stats.per_row_candidates = Some(candidates);
+        stats.per_row = Some(rows().map(|(route, _)| route).collect());
+        stats.per_row_candidates = Some(rows().map(|(_, q0)| q0).collect());
     }
     stats
 }

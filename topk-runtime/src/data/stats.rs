@@ -146,6 +146,7 @@ pub fn row_outcomes(
     let mut indices = vec![0i32; CHUNK_ROWS * k_len];
     let mut out = Vec::with_capacity(rows);
     for_each_block(profile, rows, width, seed, spec.k, |first_row, scores| {
+        // Each block keeps its rows' global view phases.
         let stats = cpu::select_rows_from(
             spec,
             scores,
@@ -180,7 +181,8 @@ pub fn row_outcomes(
     Ok(out)
 }
 
-/// [`RouteRates`] of `spec` on the terminal causal window of `rows` rows ending at `width`.
+/// [`RouteRates`] of `spec` on the terminal causal window of `rows` rows ending at `width`: the
+/// summary of its [`row_outcomes`].
 pub fn route_rates(
     profile: Profile,
     rows: usize,
@@ -188,28 +190,12 @@ pub fn route_rates(
     seed: u64,
     spec: &Spec,
 ) -> Result<RouteRates> {
-    let k = spec.k;
-    let k_len = k as usize;
-    let mut indices = vec![0i32; CHUNK_ROWS * k_len];
     let mut counts = [0usize; 5];
     let mut candidates = 0u64;
-    for_each_block(profile, rows, width, seed, k, |first_row, scores| {
-        // Each block keeps its rows' global view phases.
-        let stats = cpu::select_rows_from(
-            spec,
-            scores,
-            first_row,
-            rows as u64,
-            &mut indices,
-            k_len,
-            false,
-        )?;
-        for (i, c) in stats.rows.iter().enumerate() {
-            counts[i] += *c as usize;
-        }
-        candidates += stats.candidates;
-        Ok(())
-    })?;
+    for o in row_outcomes(profile, rows, width, seed, spec)? {
+        counts[o.route as usize] += 1;
+        candidates += o.candidates;
+    }
     let long = counts[1..].iter().sum::<usize>();
     let share = |c: usize| {
         if long == 0 {

@@ -242,21 +242,20 @@ fn route_stats(
     lengths: &[i32],
     per_row_routes: bool,
 ) -> RouteStats {
+    let frontier = |row: usize| match routes[row] {
+        Route::Short => 0,
+        Route::Primary => counts[row * 2] as u64,
+        Route::Rescue => counts[row * 2 + 1] as u64,
+        Route::Recovery | Route::DirectExact => lengths[row] as u64,
+    };
     let mut stats = RouteStats::default();
-    let mut frontiers = Vec::with_capacity(routes.len());
     for (row, &route) in routes.iter().enumerate() {
-        let frontier = match route {
-            Route::Short => 0,
-            Route::Primary => counts[row * 2] as u64,
-            Route::Rescue => counts[row * 2 + 1] as u64,
-            Route::Recovery | Route::DirectExact => lengths[row] as u64,
-        };
+        let f = frontier(row);
         stats.rows[route as usize] += 1;
-        stats.candidates += frontier;
-        stats.max_candidates = stats.max_candidates.max(frontier);
-        frontiers.push(frontier);
+        stats.candidates += f;
+        stats.max_candidates = stats.max_candidates.max(f);
     }
     stats.per_row = per_row_routes.then(|| routes.to_vec());
-    stats.per_row_candidates = per_row_routes.then_some(frontiers);
+    stats.per_row_candidates = per_row_routes.then(|| (0..routes.len()).map(frontier).collect());
     stats
 }
