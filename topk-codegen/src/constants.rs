@@ -47,6 +47,12 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         "float4 loads in flight per thread",
     );
     c(
+        "PREFETCH_AHEAD",
+        "int",
+        spec.prefetch.to_string(),
+        "row-stream batches sent to L2 ahead of their loads",
+    );
+    c(
         "VIEW_BATCH",
         "int",
         VIEW_BATCH.to_string(),

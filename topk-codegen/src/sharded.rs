@@ -62,6 +62,11 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
              remove tail)"
         )));
     }
+    if spec.prefetch > 0 {
+        return Err(CodegenError::Unsupported(format!(
+            "{spec} (the context-parallel stages stream without prefetch; remove prefetch)"
+        )));
+    }
     if spec.exact_below() > 0 {
         return Err(CodegenError::Unsupported(format!(
             "{spec} (the context-parallel stages sample every row with a usable view; remove \

@@ -103,6 +103,15 @@ fn context_parallel_stages_have_a_reviewed_snapshot_and_refuse_other_mappings() 
         Err(CodegenError::Unsupported(why)) => assert!(why.contains("tail"), "{why}"),
         other => panic!("{tailed}: {other:?}"),
     }
+    // Nor one whose streams prefetch.
+    let prefetching = topk_dsl::Spec {
+        prefetch: 1,
+        ..spec
+    };
+    match generate_sharded(&prefetching) {
+        Err(CodegenError::Unsupported(why)) => assert!(why.contains("prefetch"), "{why}"),
+        other => panic!("{prefetching}: {other:?}"),
+    }
 }
 
 #[test]
@@ -219,6 +228,25 @@ fn a_stagger_changes_only_its_constant_and_the_names() {
     assert_eq!(differing.len(), 3, "{differing:#?}");
     assert!(differing[0].1.ends_with(",stagger=16"), "{differing:#?}");
     assert!(differing[1].1.starts_with("constexpr u64 STAGGER_NS"));
+    assert!(differing[2].1.starts_with("#define ENTRY"));
+}
+
+#[test]
+fn a_prefetch_changes_only_its_constant_and_the_names() {
+    let plain = generate(&topk_dsl::Spec::default()).unwrap();
+    let prefetching = generate(&topk_dsl::Spec {
+        prefetch: 2,
+        ..topk_dsl::Spec::default()
+    })
+    .unwrap();
+    assert!(plain.source.contains("constexpr int PREFETCH_AHEAD = 0;"));
+    assert_ne!(prefetching.hash, plain.hash);
+    let differing = differing_lines(&plain.source, &prefetching.source);
+    assert_eq!(differing.len(), 3, "{differing:#?}");
+    assert!(differing[0].1.ends_with(",prefetch=2"), "{differing:#?}");
+    assert!(differing[1]
+        .1
+        .starts_with("constexpr int PREFETCH_AHEAD = 2;"));
     assert!(differing[2].1.starts_with("#define ENTRY"));
 }
 

@@ -23,6 +23,7 @@ const BASE: Spec = Spec {
     stagger_us: 0,
     tail_rows: 0,
     tail_rho: Centi(0),
+    prefetch: 0,
 };
 
 /// Stride 128, primary target 1.5 K, secondary target 1.75 K (the paper's default policy).

@@ -117,6 +117,10 @@ pub struct Spec {
     /// The tail rows' margin (`tail=RHO@ROWS`): above `rho`, below `rescue`; 0 when
     /// `tail_rows` is.
     pub tail_rho: Centi,
+    /// Batches of a row stream whose lines each warp sends to L2 ahead of its loads (0: none,
+    /// at most 2): while a batch is processed, the next one is already on its way from DRAM.
+    /// Only `map=persistent`.
+    pub prefetch: u8,
 }
 
 /// Calls of more than this many pool sizes of rows take no tail margin (`Spec::tail_rows`): a
@@ -143,6 +147,7 @@ impl Default for Spec {
             stagger_us: 0,
             tail_rows: 0,
             tail_rho: Centi(0),
+            prefetch: 0,
         }
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! [`Display`](fmt::Display) always writes every field, in that order, without spaces, with
 //! ratios in their shortest decimal form; it is the one name of a Spec. The exceptions are
-//! `view=run(R)`, `stagger=US` and `tail=RHO@ROWS`, written last and each only when set (R > 1,
-//! US > 0, ROWS > 0), and
+//! `view=run(R)`, `stagger=US`, `tail=RHO@ROWS` and `prefetch=B`, written last and each only
+//! when set (R > 1, US > 0, ROWS > 0, B > 0), and
 //! `exact_below=L` inside `sampled(...)`, written only when L > 0, so that every spec without
 //! them keeps the name (and kernel hash) it had before they existed. [`Spec::parse`] is
 //! lenient: fields in any order, spaces around tokens, omitted fields from `Spec::default()`.
@@ -14,7 +14,8 @@ use crate::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, Spec
 use std::fmt;
 use std::str::FromStr;
 
-const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads, view, stagger, tail";
+const SPEC_KEYS: &str =
+    "k, dtype, map, propose, coarse, digits, threads, view, stagger, tail, prefetch";
 const SAMPLED_KEYS: &str = "stride, rho, rescue, exact_below";
 
 impl fmt::Display for Spec {
@@ -38,6 +39,9 @@ impl fmt::Display for Spec {
         }
         if self.tail_rows != 0 {
             write!(f, ",tail={}@{}", self.tail_rho, self.tail_rows)?;
+        }
+        if self.prefetch != 0 {
+            write!(f, ",prefetch={}", self.prefetch)?;
         }
         Ok(())
     }
@@ -143,6 +147,7 @@ impl Spec {
                 "view" => spec.view_run = parse_view(value)?,
                 "stagger" => spec.stagger_us = parse_uint(value, "stagger")?,
                 "tail" => (spec.tail_rho, spec.tail_rows) = parse_tail(value)?,
+                "prefetch" => spec.prefetch = parse_uint(value, "prefetch")?,
                 _ => {
                     return Err(SpecError::parse(
                         item,

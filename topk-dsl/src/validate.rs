@@ -11,6 +11,9 @@ const MAX_RATIO: Centi = Centi(800);
 const MAX_STAGGER_US: u16 = 1000;
 /// Most rows a tail margin may cover (a pool is at most a few CTAs per SM of a device).
 const MAX_TAIL_ROWS: u32 = 1 << 16;
+/// Most row-stream batches sent to L2 ahead (two batches of every worker of a pool are about a
+/// third of an H200's L2).
+const MAX_PREFETCH: u8 = 2;
 
 impl Spec {
     /// Check every rule; the first broken one is returned, naming the field (or the two fields
@@ -30,11 +33,13 @@ impl Spec {
     /// | `exact_below` | at most 2^31 - 1                                         |
     /// | `stagger` | at most 1000 microseconds                                    |
     /// | `tail`    | `RHO@ROWS`: ROWS in `1..=65536`, RHO greater than `rho`, below `rescue`, at most `8.0` |
+    /// | `prefetch` | at most 2 batches                                           |
     ///
     /// then the combinations: `rowlocal` needs `propose=exact` and `threads=1024`; `cluster`
     /// needs `threads=512` or `1024`; `threads=384` needs `map=persistent`, `k <= 2048` and
     /// `coarse <= 11`; `kvsplit` needs a sampled proposal; `exact_below` and `stagger` need
-    /// `map=persistent`; `tail` needs `map=persistent` and a sampled proposal.
+    /// `map=persistent`; `tail` needs `map=persistent` and a sampled proposal; `prefetch` needs
+    /// `map=persistent`.
     pub fn validate(&self) -> Result<(), SpecError> {
         check_k(self.k)?;
         check_dtype(self.dtype)?;
@@ -49,7 +54,8 @@ impl Spec {
         check_exact_below(self.mapping, self.proposal)?;
         check_view(self.view_run, self.mapping, self.proposal)?;
         check_stagger(self.stagger_us, self.mapping)?;
-        check_tail(self.tail_rows, self.tail_rho, self.mapping, self.proposal)
+        check_tail(self.tail_rows, self.tail_rho, self.mapping, self.proposal)?;
+        check_prefetch(self.prefetch, self.mapping)
     }
 }
 
@@ -344,6 +350,25 @@ fn check_stagger(us: u16, mapping: Mapping) -> Result<(), SpecError> {
             "stagger",
             "map",
             format!("stagger delays half of a persistent worker pool; remove it for map={mapping}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `prefetch` (row-stream batches sent to L2 ahead, at most `MAX_PREFETCH`) is a setting of the
+/// persistent pool's streams, the only ones it was measured on.
+fn check_prefetch(batches: u8, mapping: Mapping) -> Result<(), SpecError> {
+    if batches > MAX_PREFETCH {
+        return Err(SpecError::invalid(
+            "prefetch",
+            format!("sends at most {MAX_PREFETCH} batches ahead, got {batches}"),
+        ));
+    }
+    if batches > 0 && mapping != Mapping::Persistent {
+        return Err(SpecError::conflict(
+            "prefetch",
+            "map",
+            format!("prefetch is a setting of a persistent pool's row streams; remove it for map={mapping}"),
         ));
     }
     Ok(())

@@ -236,9 +236,18 @@ fn valid_spec() -> impl Strategy<Value = Spec> {
         valid_digits(),
         prop_oneof![Just(0u16), 1u16..=1000],
         (prop_oneof![Just(0u32), 1u32..=65536], 1u16..=700),
+        0u8..=2,
     )
         .prop_map(
-            |(k, (mapping, proposal, threads), coarse_bits, digits, stagger, (rows, above))| {
+            |(
+                k,
+                (mapping, proposal, threads),
+                coarse_bits,
+                digits,
+                stagger,
+                (rows, above),
+                prefetch,
+            )| {
                 // A tail margin on persistent sampled specs: above rho, below rescue.
                 let tail_rho = match proposal {
                     Proposal::Sampled { rho, rescue, .. } => {
@@ -268,6 +277,12 @@ fn valid_spec() -> impl Strategy<Value = Spec> {
                     },
                     tail_rows,
                     tail_rho,
+                    // Only the persistent pool's streams prefetch.
+                    prefetch: if mapping == Mapping::Persistent {
+                        prefetch
+                    } else {
+                        0
+                    },
                 }
             },
         )
@@ -311,9 +326,21 @@ fn representable_spec() -> impl Strategy<Value = Spec> {
         any::<u8>(),
         any::<u16>(),
         (any::<u32>(), any::<u16>()),
+        any::<u8>(),
     )
         .prop_map(
-            |(k, mapping, proposal, coarse_bits, digits, threads, view_run, stagger_us, tail)| {
+            |(
+                k,
+                mapping,
+                proposal,
+                coarse_bits,
+                digits,
+                threads,
+                view_run,
+                stagger_us,
+                tail,
+                prefetch,
+            )| {
                 Spec {
                     k,
                     dtype: Dtype::F32,
@@ -327,6 +354,7 @@ fn representable_spec() -> impl Strategy<Value = Spec> {
                     // The text names a tail margin only with its rows.
                     tail_rows: tail.0,
                     tail_rho: Centi(if tail.0 > 0 { tail.1 } else { 0 }),
+                    prefetch,
                 }
             },
         )
@@ -368,12 +396,14 @@ proptest! {
     #[test]
     fn field_order_and_spacing_do_not_change_the_spec(
         spec in valid_spec(),
-        order in Just((0..9).collect::<Vec<usize>>()).prop_shuffle(),
+        order in Just((0..10).collect::<Vec<usize>>()).prop_shuffle(),
         pad in prop::sample::select(vec!["", " ", "  ", "\t", " \n "]),
     ) {
         let fields = fields(&spec.to_string());
-        // Seven fields, and `stagger` and `tail` when set.
-        let optional = usize::from(spec.stagger_us > 0) + usize::from(spec.tail_rows > 0);
+        // Seven fields, and `stagger`, `tail` and `prefetch` when set.
+        let optional = usize::from(spec.stagger_us > 0)
+            + usize::from(spec.tail_rows > 0)
+            + usize::from(spec.prefetch > 0);
         prop_assert_eq!(fields.len(), 7 + optional);
         // Pad every separator token: `=`, `(`, `)`, `+` and the commas between fields.
         let padded: Vec<String> = order
@@ -399,7 +429,7 @@ proptest! {
     }
 
     #[test]
-    fn omitting_any_field_takes_its_default(spec in valid_spec(), drop in 0usize..9) {
+    fn omitting_any_field_takes_its_default(spec in valid_spec(), drop in 0usize..10) {
         let mut fields = fields(&spec.to_string());
         let drop = drop % fields.len();
         let dropped = fields.remove(drop);
@@ -414,6 +444,7 @@ proptest! {
             5 => Spec { digits: default.digits, ..spec },
             6 => Spec { threads: default.threads, ..spec },
             _ if dropped.starts_with("stagger=") => Spec { stagger_us: default.stagger_us, ..spec },
+            _ if dropped.starts_with("prefetch=") => Spec { prefetch: default.prefetch, ..spec },
             _ => Spec { tail_rows: default.tail_rows, tail_rho: default.tail_rho, ..spec },
         };
         prop_assert_eq!(parsed, expected);

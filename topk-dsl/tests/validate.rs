@@ -345,6 +345,31 @@ fn exact_below_is_a_row_length_for_the_persistent_pool() {
 }
 
 #[test]
+fn prefetch_sends_at_most_two_batches_ahead_on_a_persistent_pool() {
+    let s = spec("prefetch=1,tail=1.6@264,stagger=16,view=run(2)");
+    assert_valid(&s.to_string());
+    assert_eq!(s.prefetch, 1);
+    // Printed last when set, and read back to the same Spec.
+    assert!(s.to_string().ends_with(",tail=1.6@264,prefetch=1"), "{s}");
+    assert_eq!(spec(&s.to_string()), s);
+    // Left out (or 0) it is not printed: the canonical texts of other specs do not change.
+    assert_eq!(spec("prefetch=0").to_string(), Spec::default().to_string());
+    assert_valid("prefetch=2");
+    assert_breaks("prefetch=3", &["prefetch"]);
+    for other in [
+        "map=kvsplit(4)",
+        "map=cluster(8),threads=1024",
+        "map=staged",
+        "map=rowlocal(streaming),propose=exact,threads=1024",
+    ] {
+        assert_breaks(&format!("{other},prefetch=1"), &["prefetch", "map"]);
+        assert_valid(&format!("{other},prefetch=0"));
+    }
+    assert!(Spec::parse("prefetch=-1").is_err());
+    assert!(Spec::parse("prefetch=256").is_err());
+}
+
+#[test]
 fn stagger_delays_half_a_persistent_pool_by_at_most_a_millisecond() {
     let s = spec("stagger=16");
     assert_valid("stagger=16");

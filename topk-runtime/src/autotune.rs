@@ -184,10 +184,16 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     // (validation knows the K and histogram sizes that do).
     let triple = Spec {
         threads: 384,
+        prefetch: crate::cuda::plan::persistent_prefetch(384),
         ..wide
     };
     if width <= crate::cuda::plan::TRIPLE_CTA_MAX_WIDTH && triple.validate().is_ok() {
         out.push(triple);
+        // And without the prefetch the default map gives it.
+        out.push(Spec {
+            prefetch: 0,
+            ..triple
+        });
     }
     out.push(exact);
     if width >= crate::cuda::plan::CLUSTER_FROM_WIDTH {

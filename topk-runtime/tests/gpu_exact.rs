@@ -187,11 +187,17 @@ fn specs(k: u32) -> Vec<Spec> {
             512,
         ),
         spec_with(k, Mapping::Persistent, Proposal::Exact, 512),
-        spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(250))), 256),
-        // Three CTAs per SM (the default's block size for many rows up to 128K) with the pair
-        // view and a narrow margin (rho 1.5, rescue 1.75), so that rescue routes occur.
+        // Four CTAs per SM, their streams sending two batches ahead to L2.
+        Spec {
+            prefetch: 2,
+            ..spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(250))), 256)
+        },
+        // Three CTAs per SM (the default's block size for many rows up to 128K, with its
+        // prefetch) with the pair view and a narrow margin (rho 1.5, rescue 1.75), so that
+        // rescue routes occur.
         Spec {
             view_run: 2,
+            prefetch: 1,
             ..spec_with(k, Mapping::Persistent, sampled(128, Some(Centi(175))), 384)
         },
         spec_with(

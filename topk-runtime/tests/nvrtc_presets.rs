@@ -101,6 +101,11 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
         let kernel = topk_codegen::generate(&spec).unwrap();
         jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
     }
+    // Two row-stream batches sent to L2 ahead, on a 512-thread pool (the default map sends one,
+    // on 384-thread pools: among the autotune candidates below).
+    let spec = topk_dsl::Spec::parse("prefetch=2,view=run(2)").unwrap();
+    let kernel = topk_codegen::generate(&spec).unwrap();
+    jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
     // Every autotune candidate (the default map's policies among them, the stage chain at 1M)
     // at two ranks and three widths.
     for k in [2048u32, 512] {

@@ -31,6 +31,20 @@ __device__ __forceinline__ float load_cg(const float* p) {
   return v;
 }
 
+// Sends the lines of the batch `ahead` batches past the warp's current one (the batch of this
+// thread's index j) to L2 ahead of their loads: one line of 128 bytes per lane, the first
+// 4 * UNROLL lanes; positions at or past nvec are skipped. For the spec's `prefetch`: 384-thread
+// pools of many rows up to 128K took 0.92-0.98x the time with one batch ahead, 512-thread ones
+// of 128K-1M 1.03-1.11x, likely as their streams already keep DRAM busy and the prefetches add
+// requests (bench/RESULTS.md).
+__device__ __forceinline__ void prefetch_batch(const float4* body, int j, int ahead, int nvec) {
+  const int lane = threadIdx.x & 31;
+  if (lane < 4 * UNROLL) {
+    const int idx = (j - lane) + ahead * UNROLL * THREADS + (lane >> 2) * THREADS + (lane & 3) * 8;
+    if (idx < nvec) asm volatile("prefetch.global.L2 [%0];" ::"l"(body + idx));
+  }
+}
+
 // The vector handler of a stream without a gate (never called).
 struct NoQuad {
   __device__ __forceinline__ void operator()(const float4&, int) const {}
@@ -41,6 +55,8 @@ struct NoQuad {
 // are peeled so the body runs on 16-byte aligned float4 loads whatever the pitch or base
 // alignment; the last partial vector is read as scalars. UNROLL vectors are in flight per thread.
 // EVICT_FIRST: the vectors' lines leave L2 first (load_cg4_evict_first).
+// PREFETCH_AHEAD (the spec's `prefetch`): each batch sends the lines of the batch that many
+// batches ahead to L2 (prefetch_batch).
 // GATE: the batched vectors go whole to quad(v, i) (i: the position of v.x), except those whose
 // four scores are all below `gate`, which nothing sees: one predicate chain and one branch per
 // vector instead of a branch per score. A NaN fails every compare, so its vector reaches quad.
@@ -56,10 +72,15 @@ __device__ __forceinline__ void stream_row(const float* __restrict__ row, int L,
   const float4* body = reinterpret_cast<const float4*>(row + head);
   const int nvec = (L - head) >> 2;
   int j = tid;
+  if constexpr (PREFETCH_AHEAD > 1) {
+#pragma unroll
+    for (int a = 1; a < PREFETCH_AHEAD; ++a) prefetch_batch(body, j, a, nvec);
+  }
   for (; j + (UNROLL - 1) * THREADS < nvec; j += UNROLL * THREADS) {
     float4 v[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) v[u] = load_row4<EVICT_FIRST>(body + j + u * THREADS);
+    if constexpr (PREFETCH_AHEAD > 0) prefetch_batch(body, j, PREFETCH_AHEAD, nvec);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       if (GATE) {

@@ -51,6 +51,7 @@ fn spec_literal(spec: &Spec) -> TokenStream {
         stagger_us,
         tail_rows,
         tail_rho,
+        prefetch,
     } = *spec;
     let tail_rho = centi(tail_rho);
     let dtype = match dtype {
@@ -111,6 +112,7 @@ fn spec_literal(spec: &Spec) -> TokenStream {
             stagger_us: #stagger_us,
             tail_rows: #tail_rows,
             tail_rho: #tail_rho,
+            prefetch: #prefetch,
         }
     }
 }
