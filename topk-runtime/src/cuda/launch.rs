@@ -139,7 +139,12 @@ impl Plan {
             Some(stages) => stages.regions.total,
             None => CONTROL_WORDS,
         };
-        if ws.grid != self.grid || ws.spill_cap != self.spill_cap || ws.control.len() != words {
+        let spill_words = (self.workspace_bytes as usize / 4).saturating_sub(CONTROL_WORDS);
+        if ws.grid != self.grid
+            || ws.spill_cap != self.spill_cap
+            || ws.control.len() != words
+            || (self.stages.is_none() && ws.spill.len() < spill_words)
+        {
             return Err(Error::Input(
                 "workspace was made for another plan: allocate it with Workspace::new(&plan, ..)"
                     .into(),
