@@ -11,8 +11,8 @@ const MAX_RATIO: Centi = Centi(800);
 const MAX_STAGGER_US: u16 = 1000;
 /// Most rows a tail margin may cover (a pool is at most a few CTAs per SM of a device).
 const MAX_TAIL_ROWS: u32 = 1 << 16;
-/// Most row-stream batches sent to L2 ahead (two batches of every worker of a pool are about a
-/// third of an H200's L2).
+/// Most row-stream batches sent to L2 ahead (two batches of every worker of a pool are about
+/// half of an H200's 50 MB L2).
 const MAX_PREFETCH: u8 = 2;
 
 impl Spec {

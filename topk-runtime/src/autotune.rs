@@ -99,7 +99,8 @@ pub enum Lookup {
 /// the stride view (two strides, two rescue depths; all of these send rows shorter than the
 /// default's `exact_below` to the exact boundary), the default margin on 256-thread CTAs for
 /// rows up to 64K (four CTAs per SM keep more short rows in flight), the default map's
-/// short-row kernel sampling every row (up to 64K, the other side of `exact_below`), the
+/// short-row kernel sampling every row (up to 64K, the other side of `exact_below`), three
+/// 384-thread CTAs per SM up to 128K with the default map's prefetch and without, the
 /// persistent exact proposal, the 8- and 16-CTA cluster kernels from 256K (exact) and 1M
 /// (sampled) and the stage chain from 1M (for few long rows), and the row-local exact kernels
 /// where the rows fit them. A record tuned over another candidate set (or another codegen
@@ -168,7 +169,7 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     if width <= 65_536 && matches!(default.proposal, Proposal::Sampled { .. }) {
         out.push(Spec {
             threads: 256,
-            view_run: 1, // the 256-thread kernel the GPU tests run samples the stride view
+            view_run: 1, // the stride view, as the GPU tests' 256-thread specs
             ..default
         });
         // The short-row kernel sampling every row, short ones included.
@@ -184,7 +185,7 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     // (validation knows the K and histogram sizes that do).
     let triple = Spec {
         threads: 384,
-        prefetch: crate::cuda::plan::persistent_prefetch(384),
+        prefetch: crate::cuda::plan::persistent_prefetch(k, 384),
         ..wide
     };
     if width <= crate::cuda::plan::TRIPLE_CTA_MAX_WIDTH && triple.validate().is_ok() {

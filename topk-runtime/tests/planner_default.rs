@@ -405,6 +405,28 @@ fn short_rows_of_the_persistent_default_take_the_exact_boundary() {
 }
 
 #[test]
+fn three_cta_pools_at_k_2048_and_only_they_prefetch() {
+    // Every default spec at K = 2048 sends one row-stream batch ahead exactly when it runs the
+    // 384-thread pool (many rows up to 128K); other ranks and block sizes send none.
+    let mut prefetching = 0;
+    for k in [512u32, 1024, 2048, 4096] {
+        for m_cap in [64u32, 512, 1024, 2048, 8192, 24_576] {
+            for width in [16_384u32, 40_000, 65_536, 131_072, 262_144, 1 << 20] {
+                let spec = default_spec(k, m_cap, width);
+                let expected = u8::from(
+                    k == 2048 && spec.mapping == Mapping::Persistent && spec.threads == 384,
+                );
+                assert_eq!(spec.prefetch, expected, "K = {k}, {m_cap} x {width}: {spec}");
+                assert_eq!(spec.validate(), Ok(()), "{spec}");
+                prefetching += usize::from(expected);
+            }
+        }
+    }
+    // 2048-24576 rows of 16K-128K at K = 2048.
+    assert_eq!(prefetching, 3 * 4, "the 384-thread shapes of the grid above");
+}
+
+#[test]
 fn many_rows_from_256k_stagger_half_the_pool() {
     use topk_runtime::cuda::plan::{STAGGER_FROM_ROWS, STAGGER_FROM_WIDTH, STAGGER_US};
     // Every staggered plan is a valid 512-thread persistent spec.

@@ -32,11 +32,12 @@ __device__ __forceinline__ float load_cg(const float* p) {
 }
 
 // Sends the lines of the batch `ahead` batches past the warp's current one (the batch of this
-// thread's index j) to L2 ahead of their loads: one line of 128 bytes per lane, the first
-// 4 * UNROLL lanes; positions at or past nvec are skipped. For the spec's `prefetch`: 384-thread
-// pools of many rows up to 128K took 0.92-0.98x the time with one batch ahead, 512-thread ones
-// of 128K-1M 1.03-1.11x, likely as their streams already keep DRAM busy and the prefetches add
-// requests (bench/RESULTS.md).
+// thread's index j) to L2 ahead of their loads: one address every 128 bytes of the warp's runs
+// of 32 vectors, a lane each, the first 4 * UNROLL lanes (a run that does not start on a line
+// leaves its last partial line to the load); positions at or past nvec are skipped. The lines
+// arrive with L2's normal eviction priority, not the certification pass's evict-first one. For
+// the spec's `prefetch` (bench/RESULTS.md, what moved the numbers).
+static_assert(4 * UNROLL <= 32 && THREADS % 32 == 0, "prefetch_batch gives each lane one line");
 __device__ __forceinline__ void prefetch_batch(const float4* body, int j, int ahead, int nvec) {
   const int lane = threadIdx.x & 31;
   if (lane < 4 * UNROLL) {

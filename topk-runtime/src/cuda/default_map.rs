@@ -59,7 +59,7 @@ pub fn default_spec_on(cc_major: u32, k: u32, m_cap: u32, width: u32) -> Spec {
         Spec {
             threads,
             stagger_us: persistent_stagger_us(k, m_cap, width, threads),
-            prefetch: persistent_prefetch(threads),
+            prefetch: persistent_prefetch(k, threads),
             ..persistent_spec_for(k, width)
         }
     }
@@ -85,14 +85,14 @@ pub fn persistent_stagger_us(k: u32, m_cap: u32, width: u32, threads: u32) -> u1
 }
 
 /// Row-stream batches the default persistent pool sends to L2 ahead of their loads (the spec's
-/// `prefetch`): one on the 384-thread pool ([`persistent_threads`]: calls of many rows up to
-/// 128K), else none. Measured on the H200 with one batch ahead on every kernel against none
-/// (bench/RESULTS.md, what moved the numbers): on 384-thread pools 2048-8192 rows of 128K took
-/// 0.944-0.982x the time, the short-row calls of 48K-64K 0.93-0.95x and the trace calls they
-/// plan 0.92-0.96x; on 512-thread pools every call took 1.03-1.11x and on 256-thread pools
-/// 1.01-1.04x, so those keep none.
-pub fn persistent_prefetch(threads: u32) -> u8 {
-    u8::from(threads == 384)
+/// `prefetch`): one on the 384-thread pool at K = 2048 ([`persistent_threads`]: calls of many
+/// rows up to 128K), else none. Measured on the H200 at K = 2048 with one batch ahead on every
+/// kernel against none (bench/RESULTS.md, what moved the numbers): on 384-thread pools
+/// 2048-8192 rows of 128K took 0.944-0.982x the time, the short-row calls of 48K-64K 0.93-0.95x
+/// and the later trace calls they plan 0.92-0.96x; on 512-thread pools every call took
+/// 1.02-1.11x and on 256-thread pools 1.01-1.04x, so those keep none. Other K were not timed.
+pub fn persistent_prefetch(k: u32, threads: u32) -> u8 {
+    u8::from(k == 2048 && threads == 384)
 }
 
 /// Margin of a persistent pool's tail rows (`Spec::tail_rows`, about the last row each worker

@@ -61,8 +61,7 @@ impl Workspace {
                 clear: regions.status.clone(),
             });
         }
-        let words = plan.workspace_bytes as usize / 4 - CONTROL_WORDS;
-        let spill_words = words.max(1);
+        let spill_words = plan.spill_words().max(1);
         let control = stream
             .alloc_zeros::<u32>(CONTROL_WORDS)
             .map_err(|e| Error::Cuda(format!("allocating the control block: {e}")))?;
@@ -134,16 +133,21 @@ impl Plan {
         }
     }
 
+    /// Words of the workspace after the control block: the spill slices and any staging (a
+    /// staged plan keeps its workspace in its regions instead).
+    fn spill_words(&self) -> usize {
+        (self.workspace_bytes as usize / 4).saturating_sub(CONTROL_WORDS)
+    }
+
     fn check_workspace(&self, ws: &Workspace) -> Result<()> {
         let words = match &self.stages {
             Some(stages) => stages.regions.total,
             None => CONTROL_WORDS,
         };
-        let spill_words = (self.workspace_bytes as usize / 4).saturating_sub(CONTROL_WORDS);
         if ws.grid != self.grid
             || ws.spill_cap != self.spill_cap
             || ws.control.len() != words
-            || (self.stages.is_none() && ws.spill.len() < spill_words)
+            || (self.stages.is_none() && ws.spill.len() < self.spill_words())
         {
             return Err(Error::Input(
                 "workspace was made for another plan: allocate it with Workspace::new(&plan, ..)"
