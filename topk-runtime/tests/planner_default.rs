@@ -416,14 +416,21 @@ fn three_cta_pools_at_k_2048_and_only_they_prefetch() {
                 let expected = u8::from(
                     k == 2048 && spec.mapping == Mapping::Persistent && spec.threads == 384,
                 );
-                assert_eq!(spec.prefetch, expected, "K = {k}, {m_cap} x {width}: {spec}");
+                assert_eq!(
+                    spec.prefetch, expected,
+                    "K = {k}, {m_cap} x {width}: {spec}"
+                );
                 assert_eq!(spec.validate(), Ok(()), "{spec}");
                 prefetching += usize::from(expected);
             }
         }
     }
     // 2048-24576 rows of 16K-128K at K = 2048.
-    assert_eq!(prefetching, 3 * 4, "the 384-thread shapes of the grid above");
+    assert_eq!(
+        prefetching,
+        3 * 4,
+        "the 384-thread shapes of the grid above"
+    );
 }
 
 #[test]
