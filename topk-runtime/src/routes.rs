@@ -57,6 +57,27 @@ pub struct RouteStats {
 }
 
 impl RouteStats {
+    /// The statistics of rows given as (route, |Q0|) in row order, each row's pair kept in
+    /// `per_row` / `per_row_candidates` when `per_row` is set.
+    pub fn from_rows(rows: impl IntoIterator<Item = (Route, u64)>, per_row: bool) -> RouteStats {
+        let mut stats = RouteStats::default();
+        let (mut routes, mut candidates) = (Vec::new(), Vec::new());
+        for (route, q0) in rows {
+            stats.rows[route as usize] += 1;
+            stats.candidates += q0;
+            stats.max_candidates = stats.max_candidates.max(q0);
+            if per_row {
+                routes.push(route);
+                candidates.push(q0);
+            }
+        }
+        if per_row {
+            stats.per_row = Some(routes);
+            stats.per_row_candidates = Some(candidates);
+        }
+        stats
+    }
+
     pub fn count(&self, route: Route) -> u64 {
         self.rows[route as usize]
     }

@@ -63,11 +63,7 @@ pub fn select_rows_from(
     check_matrix(scores)?;
     check_indices(scores.rows, params.k, out.len(), out_pitch)?;
     if scores.rows == 0 {
-        return Ok(RouteStats {
-            per_row: per_row_routes.then(Vec::new),
-            per_row_candidates: per_row_routes.then(Vec::new),
-            ..RouteStats::default()
-        });
+        return Ok(RouteStats::from_rows([], per_row_routes));
     }
     let outcomes: Vec<RowOutcome> = out
         .par_chunks_mut(out_pitch)
@@ -180,14 +176,8 @@ fn select_row(
 }
 
 fn route_stats(outcomes: &[RowOutcome], per_row_routes: bool) -> RouteStats {
-    let mut stats = RouteStats::default();
-    for o in outcomes {
-        stats.rows[o.route as usize] += 1;
-        stats.candidates += o.candidates as u64;
-        stats.max_candidates = stats.max_candidates.max(o.candidates as u64);
-    }
-    stats.per_row = per_row_routes.then(|| outcomes.iter().map(|o| o.route).collect());
-    stats.per_row_candidates =
-        per_row_routes.then(|| outcomes.iter().map(|o| o.candidates as u64).collect());
-    stats
+    RouteStats::from_rows(
+        outcomes.iter().map(|o| (o.route, o.candidates as u64)),
+        per_row_routes,
+    )
 }

@@ -114,23 +114,13 @@ impl CudaSelector {
 
 /// Route statistics from the per-row (route, |Q0|) pairs the kernels write.
 pub fn route_stats(info: &[i32], per_row: bool) -> RouteStats {
-    let rows = || {
+    RouteStats::from_rows(
         info.chunks_exact(2).map(|pair| {
             let route = Route::from_code(pair[0] as u8).unwrap_or(Route::Short);
             (route, pair[1].max(0) as u64)
-        })
-    };
-    let mut stats = RouteStats::default();
-    for (route, q0) in rows() {
-        stats.rows[route as usize] += 1;
-        stats.candidates += q0;
-        stats.max_candidates = stats.max_candidates.max(q0);
-    }
-    if per_row {
-        stats.per_row = Some(rows().map(|(route, _)| route).collect());
-        stats.per_row_candidates = Some(rows().map(|(_, q0)| q0).collect());
-    }
-    stats
+        }),
+        per_row,
+    )
 }
 
 fn check_host_input(

@@ -14,7 +14,7 @@ use topk_dsl::{Centi, Proposal, Spec};
 use super::shapes::causal_window;
 use super::{generate, Profile};
 use crate::keys::desc_key32;
-use crate::{cpu, Error, Result, Route, ScoreMatrix};
+use crate::{cpu, Error, Result, Route, RouteStats, ScoreMatrix};
 
 /// Stride of the view whose underfill is measured (the paper's wide-row policy).
 pub const UNDERFILL_STRIDE: u32 = 128;
@@ -190,14 +190,10 @@ pub fn route_rates(
     seed: u64,
     spec: &Spec,
 ) -> Result<RouteRates> {
-    let mut counts = [0usize; 5];
-    let mut candidates = 0u64;
-    for o in row_outcomes(profile, rows, width, seed, spec)? {
-        counts[o.route as usize] += 1;
-        candidates += o.candidates;
-    }
-    let long = counts[1..].iter().sum::<usize>();
-    let share = |c: usize| {
+    let outcomes = row_outcomes(profile, rows, width, seed, spec)?;
+    let stats = RouteStats::from_rows(outcomes.iter().map(|o| (o.route, o.candidates)), false);
+    let long = (stats.total_rows() - stats.count(Route::Short)) as usize;
+    let per_long_row = |c: u64| {
         if long == 0 {
             0.0
         } else {
@@ -206,15 +202,11 @@ pub fn route_rates(
     };
     Ok(RouteRates {
         rows: long,
-        primary: share(counts[1]),
-        rescue: share(counts[2]),
-        recovery: share(counts[3]),
-        direct: share(counts[4]),
-        mean_candidates: if long == 0 {
-            0.0
-        } else {
-            candidates as f64 / long as f64
-        },
+        primary: per_long_row(stats.count(Route::Primary)),
+        rescue: per_long_row(stats.count(Route::Rescue)),
+        recovery: per_long_row(stats.count(Route::Recovery)),
+        direct: per_long_row(stats.count(Route::DirectExact)),
+        mean_candidates: per_long_row(stats.candidates),
     })
 }
 

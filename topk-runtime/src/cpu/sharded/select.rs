@@ -72,11 +72,7 @@ pub fn select_sharded_with(
     scores.check()?;
     check_indices(scores.rows, params.k, out.len(), out_pitch)?;
     if scores.rows == 0 {
-        return Ok(RouteStats {
-            per_row: per_row_routes.then(Vec::new),
-            per_row_candidates: per_row_routes.then(Vec::new),
-            ..RouteStats::default()
-        });
+        return Ok(RouteStats::from_rows([], per_row_routes));
     }
     let k = params.k;
     let shards: Vec<Shard> = (0..scores.sharding.ranks)
@@ -248,14 +244,11 @@ fn route_stats(
         Route::Rescue => counts[row * 2 + 1] as u64,
         Route::Recovery | Route::DirectExact => lengths[row] as u64,
     };
-    let mut stats = RouteStats::default();
-    for (row, &route) in routes.iter().enumerate() {
-        let f = frontier(row);
-        stats.rows[route as usize] += 1;
-        stats.candidates += f;
-        stats.max_candidates = stats.max_candidates.max(f);
-    }
-    stats.per_row = per_row_routes.then(|| routes.to_vec());
-    stats.per_row_candidates = per_row_routes.then(|| (0..routes.len()).map(frontier).collect());
-    stats
+    RouteStats::from_rows(
+        routes
+            .iter()
+            .enumerate()
+            .map(|(row, &route)| (route, frontier(row))),
+        per_row_routes,
+    )
 }
