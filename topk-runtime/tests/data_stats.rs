@@ -163,3 +163,34 @@ fn per_row_outcomes_add_up_to_the_route_rates_and_follow_the_call_block_by_block
         }
     }
 }
+
+#[test]
+fn the_kernels_route_words_summarize_into_route_stats() {
+    use topk_runtime::cuda::selector::route_stats;
+    use topk_runtime::{Route, RouteStats};
+    // (route code, |Q0|) pairs as the kernels write them: an unknown code reads as short and a
+    // negative count as 0.
+    let info = [1, 3_600, 0, 0, 2, 4_100, 4, 2_048, 9, 5, 1, -1];
+    let expected = [
+        (Route::Primary, 3_600),
+        (Route::Short, 0),
+        (Route::Rescue, 4_100),
+        (Route::DirectExact, 2_048),
+        (Route::Short, 5),
+        (Route::Primary, 0),
+    ];
+    let stats = route_stats(&info, true);
+    assert_eq!(stats, RouteStats::from_rows(expected, true));
+    assert_eq!(stats.rows, [2, 2, 1, 0, 1]);
+    assert_eq!((stats.candidates, stats.max_candidates), (9_753, 4_100));
+    assert_eq!(
+        stats.per_row_candidates.as_deref(),
+        Some(&[3_600, 0, 4_100, 2_048, 5, 0][..])
+    );
+    // Without per-row lists only the sums.
+    let plain = route_stats(&info, false);
+    assert_eq!((plain.per_row, plain.per_row_candidates), (None, None));
+    assert_eq!(plain.rows, stats.rows);
+    // No rows: empty lists when asked for.
+    assert_eq!(route_stats(&[], true).per_row, Some(Vec::new()));
+}
