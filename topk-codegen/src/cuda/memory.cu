@@ -61,12 +61,12 @@ struct NoQuad {
 // GATE: the batched vectors go whole to quad(v, i) (i: the position of v.x), except those whose
 // four scores are all below `gate`, which nothing sees: one predicate chain and one branch per
 // vector instead of a branch per score. A NaN fails every compare, so its vector reaches quad.
-// The peeled scores and the last partial vector still go to f one by one. The vectors after
-// the last full batch (fewer than UNROLL per thread) form one partial batch whose loads are
-// issued together, each predicated on its position, so the remainder costs one round trip to
-// memory instead of up to three (the loop without a gate, which the compiler unrolls by two:
-// a partial batch there made the exact routes' passes over rows of 16K-24K 5-14% slower,
-// bench/RESULTS.md).
+// The peeled scores and the last partial vector still go to f one by one.
+// With GATE the vectors after the last full batch (fewer than UNROLL per thread) form one
+// partial batch whose loads are issued together, each predicated on its position: one round
+// trip to memory instead of up to three (codegen version 18). Without it they stay a loop of
+// one vector per trip, which the compiler unrolls by two: the partial batch made the exact
+// routes' passes over rows of 16K-24K 5-14% slower there (bench/RESULTS.md).
 
 template <bool EVICT_FIRST = false, bool GATE = false, class F, class Q = NoQuad>
 __device__ __forceinline__ void stream_row(const float* __restrict__ row, int L, F&& f,
