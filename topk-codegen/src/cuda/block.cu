@@ -215,6 +215,15 @@ __device__ __forceinline__ int reserve_frontier_slots(int n) {
   return pos;
 }
 
+// Raises the row's NaN flag when `nan` holds: one predicated shared store at a CTA-uniform
+// address, where a C++ store let the compiler rebuild the address on every call.
+__device__ __forceinline__ void flag_nan_if(bool nan) {
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %0, 0;\n\t@p st.shared.u32 [%1], 1;\n\t}"
+               :
+               : "r"((u32)nan), "r"((u32)__cvta_generic_to_shared(s_counter(C_NAN)))
+               : "memory");
+}
+
 __device__ __forceinline__ void append_one(u32 key, int idx, int* spill, int spill_cap) {
   // The added value is 1 for every index, but the assembler cannot prove it uniform: it then
   // lets each lane of a partly active warp add its own (i.i.d. rows: one or two lanes admit a

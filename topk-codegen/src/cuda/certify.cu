@@ -28,13 +28,20 @@ __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
     const bool a1 = v.y >= lo && !(v.y >= hi);
     const bool a2 = v.z >= lo && !(v.z >= hi);
     const bool a3 = v.w >= lo && !(v.w >= hi);
-    if (v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w) *s_counter(C_NAN) = 1;
+    flag_nan_if(v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w);
     const int n = (int)a0 + (int)a1 + (int)a2 + (int)a3;
     if (n == 0) return;
     int pos = reserve_frontier_slots(n);
     if (pos + n <= CAP) {
       u32* keys = s_keys(0);
       int* idx = s_idx(0);
+      if (n == 1) {
+        // One admitted score, the usual case on i.i.d. rows: its key and position selected
+        // from the predicates and stored once, instead of four predicated stores.
+        keys[pos] = desc_key32(a0 ? v.x : a1 ? v.y : a2 ? v.z : v.w);
+        idx[pos] = i + (a0 ? 0 : a1 ? 1 : a2 ? 2 : 3);
+        return;
+      }
       if (a0) { keys[pos] = desc_key32(v.x); idx[pos] = i; ++pos; }
       if (a1) { keys[pos] = desc_key32(v.y); idx[pos] = i + 1; ++pos; }
       if (a2) { keys[pos] = desc_key32(v.z); idx[pos] = i + 2; ++pos; }
