@@ -1,5 +1,12 @@
 // ---- Phase 2 (paper §4.3, §5.3): fused certification and candidate formation. ----
 
+// The lean vector handler (codegen version 19) on 512-thread and wider CTAs, which the default
+// map gives rows of 128K and more, where an admitted score is rare: a vector with one admitted
+// score stores it once, and a NaN raises the flag with one predicated store. The 384- and
+// 256-thread pools, which take the denser short rows, measured slower with it
+// (bench/RESULTS.md) and keep codegen version 16's handler.
+constexpr bool LEAN_QUAD = THREADS >= 512;
+
 // One complete-row pass: every score in [lo, hi) (hi NaN: no upper bound) is compared in FP32
 // with the endpoints and appended, on its first encounter, to the on-chip frontier that
 // refinement starts from. Returns the frontier count (the certificate C(tau), eq. 16). Its loads
@@ -28,16 +35,18 @@ __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
     const bool a1 = v.y >= lo && !(v.y >= hi);
     const bool a2 = v.z >= lo && !(v.z >= hi);
     const bool a3 = v.w >= lo && !(v.w >= hi);
-    flag_nan_if(v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w);
+    const bool nan = v.x != v.x || v.y != v.y || v.z != v.z || v.w != v.w;
+    if constexpr (LEAN_QUAD) flag_nan_if(nan);
+    else if (nan) *s_counter(C_NAN) = 1;
     const int n = (int)a0 + (int)a1 + (int)a2 + (int)a3;
     if (n == 0) return;
     int pos = reserve_frontier_slots(n);
     if (pos + n <= CAP) {
       u32* keys = s_keys(0);
       int* idx = s_idx(0);
-      if (n == 1) {
-        // One admitted score, the usual case on i.i.d. rows: its key and position selected
-        // from the predicates and stored once, instead of four predicated stores.
+      if (LEAN_QUAD && n == 1) {
+        // One admitted score, the usual case on long i.i.d. rows: its key and position
+        // selected from the predicates and stored once, instead of four predicated stores.
         keys[pos] = desc_key32(a0 ? v.x : a1 ? v.y : a2 ? v.z : v.w);
         idx[pos] = i + (a0 ? 0 : a1 ? 1 : a2 ? 2 : 3);
         return;
