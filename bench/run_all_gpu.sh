@@ -10,7 +10,7 @@
 # 600) and logs to $OUT/logs/<step>.log; a failed step is reported and the next one runs; the
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
 # SKIP="traces ablations". Steps: gpu_exact gpu_sharded data_generator_gpu matrix-indexer
-# matrix-iid traces margins ablations kvsplit views phases short-rows few-rows-indexer
+# matrix-iid traces margins ablations kvsplit views phases lone-pass short-rows few-rows-indexer
 # few-rows-iid few-rows-mappings few-rows-peers-indexer few-rows-peers-iid cp-indexer cp-iid.
 #
 # Measured step times on one H200: gpu_exact ~110 s, gpu_sharded ~15 s, data_generator_gpu 3 s,
@@ -65,6 +65,7 @@ step ablations env OUT="$OUT" bash bench/ablations.sh \
 step kvsplit env OUT="$OUT" bash bench/kvsplit.sh
 step views env OUT="$OUT" bash bench/views.sh
 step phases env OUT="$OUT" bash bench/phase-probe.sh
+step lone-pass env OUT="$OUT" bash bench/lone-pass.sh
 # The first calls of the traces as terminal windows (same valid scores, pitch = length): the
 # default map (384 threads, pair view, rows below 24576 scores exact), the same margin on the
 # stride view with 512 threads, and on 256-thread CTAs (four per SM; the autotune candidate),
