@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A lone worker's certification pass against a busy pool's: few rows of 256K on the 512-thread
 # persistent pool (one worker per row, the spec given without a tail margin), with the phase
-# timers (TOPK_PHASE_PROBE=1, one plain launch per shape), per profile and per `prefetch`
+# timers (bench/phase-probe.sh: one plain launch per shape), per profile and per `prefetch`
 # setting. The end of a call runs at the lone rate, so this is where the profiles' tails differ
 # (bench/RESULTS.md, "A lone worker's pass"). Run on the GPU machine from the repository root
 # with the bundle of scripts/gpu-bundle.sh in .gpu/; writes $OUT/lone-pass.jsonl (each line a
@@ -18,14 +18,15 @@ BASE='k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5,exact
 mkdir -p "$OUT"
 log="$OUT/lone-pass.jsonl"
 : > "$log"
+# Each setting is one bench/phase-probe.sh run (no timeline), its lines tagged with the setting.
 for prefetch in ${PREFETCH:-0 1 2}; do
   [[ $prefetch =~ ^[0-2]$ ]] || { echo "lone-pass: PREFETCH takes 0, 1 or 2" >&2; exit 2; }
   spec=$BASE
   ((prefetch > 0)) && spec="$BASE,prefetch=$prefetch"
-  for profile in ${PROFILES:-iid indexer}; do
-    TOPK_PHASE_PROBE=1 "$BIN" "$profile" "$SHAPES" "$spec" | grep '^{"phases"' \
-      | sed "s/^{/{\"prefetch\":$prefetch,/" >> "$log"
-  done
+  run="$OUT/lone-pass-prefetch$prefetch"
+  OUT=$run BIN=$BIN SHAPES=$SHAPES PROFILES="${PROFILES:-iid indexer}" SPEC=$spec \
+    TIMELINE_MAX_ROWS=0 bash bench/phase-probe.sh > /dev/null
+  sed "s/^{/{\"prefetch\":$prefetch,/" "$run/phases.jsonl" >> "$log"
 done
 python3 - "$log" <<'EOF'
 import json, sys
