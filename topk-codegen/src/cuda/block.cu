@@ -24,8 +24,15 @@ static_assert(SCRATCH_WORDS + 8 == SCRATCH_AND_COUNTERS,
 __device__ __forceinline__ int* s_hist() { return smem_words; }
 __device__ __forceinline__ int* s_scratch() { return smem_words + HIST_BINS; }
 __device__ __forceinline__ int* s_counter(int which) { return smem_words + COUNTERS_AT + which; }
-__device__ __forceinline__ u32* s_keys(int buf) { return reinterpret_cast<u32*>(smem_words + FRONTIER_AT + buf * 2 * CAP); }
-__device__ __forceinline__ int* s_idx(int buf) { return smem_words + FRONTIER_AT + buf * 2 * CAP + CAP; }
+// The two buffers split 2 * CAP pairs unevenly: buffer 0 takes a row's admitted candidates,
+// buffer 1 only the refinement's boundary groups, a few keys after a linear round.
+#ifndef CAP1
+#define CAP1 (CAP / 4)
+#endif
+#define CAP0 (2 * CAP - CAP1)
+__device__ __forceinline__ int cap_of(int buf) { return buf == 0 ? CAP0 : CAP1; }
+__device__ __forceinline__ u32* s_keys(int buf) { return reinterpret_cast<u32*>(smem_words + FRONTIER_AT + (buf == 0 ? 0 : 2 * CAP0)); }
+__device__ __forceinline__ int* s_idx(int buf) { return smem_words + FRONTIER_AT + (buf == 0 ? CAP0 : 2 * CAP0 + CAP1); }
 #define C_COUNT 0       // items in the current frontier
 #define C_NEXT 1        // items appended to the next frontier
 #define C_OUT 2         // committed output slots
@@ -144,18 +151,20 @@ __device__ __forceinline__ void clear_hist(int n) {
 // A frontier buffer continues past CAP in the worker's global spill slice:
 // [keys0 | idx0 | keys1 | idx1], spill_cap words each.
 __device__ __forceinline__ void frontier_store(int* spill, int spill_cap, int buf, int pos, u32 key, int idx) {
-  if (pos < CAP) { s_keys(buf)[pos] = key; s_idx(buf)[pos] = idx; }
-  else if (pos - CAP < spill_cap) {
-    int* g = spill + (long long)buf * 2 * spill_cap + (pos - CAP);
+  const int cap = cap_of(buf);
+  if (pos < cap) { s_keys(buf)[pos] = key; s_idx(buf)[pos] = idx; }
+  else if (pos - cap < spill_cap) {
+    int* g = spill + (long long)buf * 2 * spill_cap + (pos - cap);
     g[0] = (int)key;
     g[spill_cap] = idx;
   }
 }
 
 __device__ __forceinline__ void frontier_load(const int* spill, int spill_cap, int buf, int pos, u32& key, int& idx) {
-  if (pos < CAP) { key = s_keys(buf)[pos]; idx = s_idx(buf)[pos]; }
+  const int cap = cap_of(buf);
+  if (pos < cap) { key = s_keys(buf)[pos]; idx = s_idx(buf)[pos]; }
   else {
-    const int* g = spill + (long long)buf * 2 * spill_cap + (pos - CAP);
+    const int* g = spill + (long long)buf * 2 * spill_cap + (pos - cap);
     key = (u32)g[0];
     idx = g[spill_cap];
   }

@@ -41,7 +41,7 @@ __device__ int collect_band(const Src& src, float lo, float hi, RowCtx& c) {
     const int n = (int)a0 + (int)a1 + (int)a2 + (int)a3;
     if (n == 0) return;
     int pos = reserve_frontier_slots(n);
-    if (pos + n <= CAP) {
+    if (pos + n <= CAP0) {
       u32* keys = s_keys(0);
       int* idx = s_idx(0);
       if (LEAN_QUAD && n == 1) {

@@ -71,11 +71,11 @@ __device__ __forceinline__ void rank0_sum_hist() {
 __device__ __forceinline__ void append_to_rank0(u32 count_at, u32 keys0, u32 idx0, u32 key, int idx,
                                                 const RowCtx& c) {
   const int pos = (int)dsmem_add(count_at, 1u);
-  if (pos < CAP) {
+  if (pos < CAP0) {
     dsmem_store(keys0 + 4u * (u32)pos, key);
     dsmem_store(idx0 + 4u * (u32)pos, (u32)idx);
-  } else if (pos - CAP < c.spill_cap) {
-    int* g = c.spill + (pos - CAP);
+  } else if (pos - CAP0 < c.spill_cap) {
+    int* g = c.spill + (pos - CAP0);
     g[0] = (int)key;
     g[c.spill_cap] = idx;
   }

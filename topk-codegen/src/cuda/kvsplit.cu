@@ -70,7 +70,7 @@ __device__ int finish_split_row(const GlobalRow& src, const ProposalResult& p, c
   __syncthreads();
   int total = 0;
   for (int s = 0; s < SPLITS; ++s) total += load_cg_int(sw + 2 + s);
-  if (total <= CAP + c.spill_cap) {
+  if (total <= CAP1 + c.spill_cap) {
     int offset = 0;
     for (int s = 0; s < SPLITS; ++s) {
       const int n = load_cg_int(sw + 2 + s);

@@ -251,6 +251,7 @@ template <class Src>
 __device__ void refine_frontier(const Src& src, float lo, float hi, float upper, int quota,
                                 RowCtx& c, int* __restrict__ out_row) {
   const int n = *s_counter(C_COUNT);
-  if (n > CAP + c.spill_cap) refine_by_rescan(src, lo, hi, quota, out_row);
+  // A boundary group may be the whole frontier, so it must fit buffer 1 as well.
+  if (n > CAP1 + c.spill_cap) refine_by_rescan(src, lo, hi, quota, out_row);
   else refine_on_chip(n, lo, upper, quota, c, out_row);
 }
