@@ -137,7 +137,19 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         "CAP",
         "int",
         layout.frontier_cap.to_string(),
-        "shared frontier capacity per buffer",
+        "shared frontier pairs per buffer on average",
+    );
+    c(
+        "CAP0",
+        "int",
+        layout.frontier_cap0.to_string(),
+        "shared pairs of frontier buffer 0 (a row's candidates)",
+    );
+    c(
+        "CAP1",
+        "int",
+        layout.frontier_cap1.to_string(),
+        "shared pairs of frontier buffer 1 (the refinement's boundary groups)",
     );
     if sampled && spec.view_run > 1 {
         c(

@@ -104,8 +104,13 @@ pub struct Layout {
     pub threads: u32,
     /// CTAs per SM the kernel is compiled for (`__launch_bounds__` minimum blocks).
     pub min_blocks: u32,
-    /// Shared (key, index) frontier capacity per ping-pong buffer.
+    /// Shared (key, index) frontier pairs per ping-pong buffer on average (2 * CAP in all).
     pub frontier_cap: u32,
+    /// Shared pairs of frontier buffer 0, which takes a row's admitted candidates.
+    pub frontier_cap0: u32,
+    /// Shared pairs of frontier buffer 1, which takes the refinement's boundary groups; a
+    /// frontier refines on chip only if it fits this buffer plus the spill slice.
+    pub frontier_cap1: u32,
     /// Dynamic shared memory per CTA, bytes.
     pub dynamic_smem: u32,
     /// Longest row the kernel accepts (register tile), if bounded.
@@ -138,6 +143,17 @@ impl Layout {
             (_, t) if t <= 256 => 2048,
             _ => 4096,
         };
+        // The persistent pool gives buffer 0 three quarters of buffer 1's pairs: a row's
+        // candidates (up to ~7K at the tail margin) then stay on chip, while the boundary
+        // groups that buffer 1 takes are a few keys after a linear round (i.i.d. 512 x 128K
+        // 0.91x, bench/RESULTS.md). Other families keep equal buffers (the staged ones have
+        // buffer 0 alone).
+        let frontier_cap1 = if family == Family::Persistent {
+            frontier_cap / 4
+        } else {
+            frontier_cap
+        };
+        let frontier_cap0 = 2 * frontier_cap - frontier_cap1;
         let hist_bins = spec.hist_bins();
         // The stages keep one frontier buffer: the CTA's staging of admitted pairs.
         let frontier_buffers = if family == Family::Staged { 2 } else { 4 };
@@ -154,11 +170,13 @@ impl Layout {
             threads: spec.threads,
             min_blocks,
             frontier_cap,
+            frontier_cap0,
+            frontier_cap1,
             dynamic_smem,
             max_row: (family == Family::RowLocalRegister).then_some(REGISTER_ITEMS * spec.threads),
             persistent: matches!(family, Family::Persistent | Family::KvSplit { .. }),
             fixed_spill_cap: match family {
-                Family::KvSplit { .. } => Some(SEGMENT_CAP.saturating_sub(frontier_cap)),
+                Family::KvSplit { .. } => Some(SEGMENT_CAP.saturating_sub(frontier_cap1)),
                 _ => None,
             },
             staging_words_per_cta: match family {

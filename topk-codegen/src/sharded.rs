@@ -80,8 +80,15 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
         )));
     }
     // The persistent family's constants: same proposal, same digits, same block primitives.
+    // Its shared memory is the staged family's, one frontier buffer of CAP pairs, so both
+    // buffers keep CAP (the pool's uneven split would run buffer 0 past it).
     let family = Family::Persistent;
-    let layout = Layout::of(spec, family);
+    let pool = Layout::of(spec, family);
+    let layout = Layout {
+        frontier_cap0: pool.frontier_cap,
+        frontier_cap1: pool.frontier_cap,
+        ..pool
+    };
     let hash = spec_hash(spec);
     let entry = format!("topk_sharded_{hash}");
     let sum_entry = format!("topk_sharded_sum_{hash}");

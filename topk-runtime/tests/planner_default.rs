@@ -281,9 +281,9 @@ fn kvsplit_workspace_fixes_the_spill_so_an_overflowing_segment_forces_a_rescan()
         let layout = Layout::of(&spec, Family::KvSplit { splits });
         for width in [20_281u32, 262_144, 1 << 20] {
             let (spill, bytes) = workspace_size(&layout, width, 264);
-            // The finisher copies staged pairs only when the row's total fits CAP + spill;
+            // The finisher copies staged pairs only when the row's total fits CAP1 + spill;
             // that total must then fit one segment's staging, whatever the width.
-            assert_eq!(layout.frontier_cap + spill, SEGMENT_CAP, "width {width}");
+            assert_eq!(layout.frontier_cap1 + spill, SEGMENT_CAP, "width {width}");
             let words = CONTROL_WORDS as u64
                 + 264
                     * (4 * spill as u64
@@ -295,7 +295,7 @@ fn kvsplit_workspace_fixes_the_spill_so_an_overflowing_segment_forces_a_rescan()
     let spec = topk_dsl::Spec::parse("k=2048,map=persistent").unwrap();
     let layout = Layout::of(&spec, Family::Persistent);
     let (small, _) = workspace_size(&layout, 5000, 264);
-    assert_eq!(small, 5000 - layout.frontier_cap);
+    assert_eq!(small, 5000 - layout.frontier_cap1);
     let (a, wa) = workspace_size(&layout, 1 << 20, 264);
     let (b, wb) = workspace_size(&layout, 1 << 22, 264);
     assert_eq!((a, wa), (b, wb));

@@ -24,12 +24,10 @@ static_assert(SCRATCH_WORDS + 8 == SCRATCH_AND_COUNTERS,
 __device__ __forceinline__ int* s_hist() { return smem_words; }
 __device__ __forceinline__ int* s_scratch() { return smem_words + HIST_BINS; }
 __device__ __forceinline__ int* s_counter(int which) { return smem_words + COUNTERS_AT + which; }
-// The two buffers split 2 * CAP pairs unevenly: buffer 0 takes a row's admitted candidates,
-// buffer 1 only the refinement's boundary groups, a few keys after a linear round.
-#ifndef CAP1
-#define CAP1 (CAP / 4)
-#endif
-#define CAP0 (2 * CAP - CAP1)
+// The two buffers hold CAP0 + CAP1 = 2 * CAP pairs: buffer 0 a row's admitted candidates,
+// buffer 1 the refinement's boundary groups (the persistent pool gives buffer 0 the larger
+// share, family.rs).
+static_assert(CAP0 + CAP1 == 2 * CAP, "frontier buffers differ from the host's layout");
 __device__ __forceinline__ int cap_of(int buf) { return buf == 0 ? CAP0 : CAP1; }
 __device__ __forceinline__ u32* s_keys(int buf) { return reinterpret_cast<u32*>(smem_words + FRONTIER_AT + (buf == 0 ? 0 : 2 * CAP0)); }
 __device__ __forceinline__ int* s_idx(int buf) { return smem_words + FRONTIER_AT + (buf == 0 ? CAP0 : 2 * CAP0 + CAP1); }

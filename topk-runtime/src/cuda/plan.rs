@@ -142,13 +142,15 @@ pub const CONTROL_WORDS: usize = 4;
 const MAX_SPILL: u32 = 16_384;
 
 /// Spill pairs per worker and buffer, and the workspace bytes, of a kernel with `layout` over
-/// rows of `width` scores on `grid` CTAs. KV-split fixes the spill at SEG_CAP - CAP: its
-/// finisher copies the staged pairs only when the whole row fits CAP + spill, which then implies
-/// that no segment overflowed its staging. Never grows with the number of rows.
+/// rows of `width` scores on `grid` CTAs. A frontier refines on chip when it fits frontier
+/// buffer 1 plus the spill (CAP1 + spill), so the spill follows the width from CAP1. KV-split
+/// fixes the spill at SEG_CAP - CAP1: its finisher copies the staged pairs only when the whole
+/// row fits CAP1 + spill, which then implies that no segment overflowed its staging. Never
+/// grows with the number of rows.
 pub fn workspace_size(layout: &topk_codegen::Layout, width: u32, grid: u32) -> (u32, u64) {
     let spill_cap = layout
         .fixed_spill_cap
-        .unwrap_or_else(|| width.saturating_sub(layout.frontier_cap).min(MAX_SPILL));
+        .unwrap_or_else(|| width.saturating_sub(layout.frontier_cap1).min(MAX_SPILL));
     let per_cta = 4 * spill_cap as u64 + layout.staging_words_per_cta as u64;
     (
         spill_cap,
