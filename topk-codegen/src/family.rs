@@ -143,7 +143,7 @@ impl Layout {
             (_, t) if t <= 256 => 2048,
             _ => 4096,
         };
-        // The persistent pool gives buffer 0 three quarters of buffer 1's pairs: a row's
+        // The persistent pool moves three quarters of buffer 1's pairs to buffer 0: a row's
         // candidates (up to ~7K at the tail margin) then stay on chip, while the boundary
         // groups that buffer 1 takes are a few keys after a linear round (i.i.d. 512 x 128K
         // 0.91x, bench/RESULTS.md). Other families keep equal buffers (the staged ones have
