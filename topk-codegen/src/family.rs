@@ -135,8 +135,8 @@ pub(crate) const SCRATCH_AND_COUNTERS: u32 = 44 + 8;
 
 impl Layout {
     pub fn of(spec: &Spec, family: Family) -> Layout {
-        // Shared frontier pairs per buffer: room for the ~1.5K-2.5K admitted candidates of a
-        // K = 2048 row at 512+ threads; 256-thread CTAs keep half so four fit on an SM (the
+        // Shared frontier pairs per buffer on average: room for the ~3.6K admitted candidates
+        // of a K = 2048 row at 512+ threads; 256-thread CTAs keep half so four fit on an SM (the
         // rest continues in the global spill slice). Larger K gets a larger tile.
         let frontier_cap = match (spec.k, spec.threads) {
             (k, _) if k > 2048 => 8192,

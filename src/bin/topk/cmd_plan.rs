@@ -51,8 +51,8 @@ pub fn run(a: PlanArgs) -> CmdResult {
     report::line(format!("entry       {}", kernel.entry));
     report::line(format!("block       {} threads", kernel.layout.threads));
     report::line(format!(
-        "shared      {} bytes per CTA (frontier {} pairs per buffer)",
-        kernel.layout.dynamic_smem, kernel.layout.frontier_cap
+        "shared      {} bytes per CTA (frontier buffers of {} and {} pairs)",
+        kernel.layout.dynamic_smem, kernel.layout.frontier_cap0, kernel.layout.frontier_cap1
     ));
     // The tail margin is sized to the device's pool, which only a device can tell.
     if let (None, Some(rho)) = (spec, persistent_tail_rho(a.width, &chosen)) {
