@@ -80,14 +80,14 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
         )));
     }
     // The persistent family's constants: same proposal, same digits, same block primitives.
-    // Its shared memory is the staged family's, one frontier buffer of CAP pairs, so both
-    // buffers keep CAP (the pool's uneven split would run buffer 0 past it).
+    // The shared memory, and so the frontier buffers' sizes, are the staged family's.
     let family = Family::Persistent;
-    let pool = Layout::of(spec, family);
+    let staged = Layout::of(spec, Family::Staged);
     let layout = Layout {
-        frontier_cap0: pool.frontier_cap,
-        frontier_cap1: pool.frontier_cap,
-        ..pool
+        frontier_cap0: staged.frontier_cap0,
+        frontier_cap1: staged.frontier_cap1,
+        dynamic_smem: staged.dynamic_smem,
+        ..Layout::of(spec, family)
     };
     let hash = spec_hash(spec);
     let entry = format!("topk_sharded_{hash}");
@@ -112,7 +112,7 @@ pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
         entry,
         sum_entry,
         threads: spec.threads,
-        dynamic_smem: Layout::of(spec, Family::Staged).dynamic_smem,
+        dynamic_smem: layout.dynamic_smem,
         cands,
         hist_bins,
         source,
