@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything a GPU machine without a Rust toolchain needs into .gpu/ (git-ignored):
 # the CLI, the benchmark example and the GPU test binaries. Run from the repository root, then
-# carry .gpu to the GPU machine and run e.g. `.gpu/gpu_exact` or `.gpu/05-operator-matrix`.
+# carry .gpu to the GPU machine and run e.g. `.gpu/gpu_exact --ignored` or
+# `.gpu/05-operator-matrix`.
 set -euo pipefail
 cargo build --release --bins --example 05-operator-matrix --example 06-context-parallel
 mkdir -p .gpu

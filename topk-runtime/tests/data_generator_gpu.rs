@@ -1,5 +1,5 @@
 //! The CUDA generator writes the same FP32 bits as the CPU generator, for every profile, with
-//! any launch shape, and for rows generated in pieces. Skips (saying why) without a GPU.
+//! any launch shape, and for rows generated in pieces. Needs a GPU: run with `--ignored`.
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use topk_codegen::generator::{generator_source, GENERATOR_ENTRY};
@@ -9,7 +9,7 @@ use topk_runtime::data::{generate, Profile};
 const K: u32 = 2048;
 
 mod gpu_support;
-use gpu_support::gpu_or_skip;
+use gpu_support::gpu;
 
 /// Runs the device generator with one launch shape; returns the `rows x pitch` buffer (columns
 /// past the width keep the NaN fill, which the kernel must not touch).
@@ -74,10 +74,9 @@ fn shape(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn device_and_host_generators_agree_bit_for_bit() {
-    let Some(gpu) = gpu_or_skip("device_and_host_generators_agree_bit_for_bit") else {
-        return;
-    };
+    let gpu = gpu();
     let width = 9000;
     let pitch = width + 5;
     let lengths: Vec<i32> = (0..24)
@@ -116,10 +115,9 @@ fn device_and_host_generators_agree_bit_for_bit() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn device_and_host_agree_on_wide_rows_and_large_seeds() {
-    let Some(gpu) = gpu_or_skip("device_and_host_agree_on_wide_rows_and_large_seeds") else {
-        return;
-    };
+    let gpu = gpu();
     // Columns beyond 2^24 convert to float with rounding on both sides; seeds and row offsets
     // beyond 2^32 exercise the high words of the hash.
     let width = (1 << 24) + 4096;

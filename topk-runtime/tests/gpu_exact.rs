@@ -1,5 +1,5 @@
 //! GPU selectors against the CPU backend: exact on every family and route-for-route equal.
-//! Every test prints why it skipped when no usable CUDA device is present.
+//! Every test needs a GPU and is ignored unless run with `--ignored` (on a GPU host).
 
 use cudarc::driver::CudaSlice;
 use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec};
@@ -12,7 +12,7 @@ use topk_runtime::cuda::{
 use topk_runtime::{Error, ScoreMatrix};
 
 mod gpu_support;
-use gpu_support::gpu_or_skip;
+use gpu_support::gpu;
 
 /// Small counter-based generator for test matrices (independent of the data module).
 struct Rng(u64);
@@ -365,10 +365,9 @@ fn check_every_family(
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn gpu_is_exact_and_matches_cpu_routes_on_every_family() {
-    let Some(gpu) = gpu_or_skip("gpu_is_exact_and_matches_cpu_routes_on_every_family") else {
-        return;
-    };
+    let gpu = gpu();
     let mut rows_total = 0;
     let mut per_route = [0u64; 5];
     for &k in &[512u32, 2048] {
@@ -390,10 +389,9 @@ fn gpu_is_exact_and_matches_cpu_routes_on_every_family() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn persistent_workers_with_several_rows_each_are_exact() {
-    let Some(gpu) = gpu_or_skip("persistent_workers_with_several_rows_each_are_exact") else {
-        return;
-    };
+    let gpu = gpu();
     // More rows than workers (two 512-thread CTAs per SM), so every worker claims further rows
     // and its shared state (counters, histograms, frontiers, spill slice) carries over from row
     // to row; the case's lengths put short, underfilled and sampled rows side by side. Route for
@@ -422,10 +420,9 @@ fn persistent_workers_with_several_rows_each_are_exact() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn register_rowlocal_is_exact_on_short_rows() {
-    let Some(gpu) = gpu_or_skip("register_rowlocal_is_exact_on_short_rows") else {
-        return;
-    };
+    let gpu = gpu();
     for &k in &[512u32, 2048] {
         let spec = spec_with(
             k,
@@ -441,10 +438,9 @@ fn register_rowlocal_is_exact_on_short_rows() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn long_rows_and_other_ranks_are_exact() {
-    let Some(gpu) = gpu_or_skip("long_rows_and_other_ranks_are_exact") else {
-        return;
-    };
+    let gpu = gpu();
     for &(k, width) in &[
         (1u32, 300_000usize),
         (100, 300_000),
@@ -472,10 +468,9 @@ fn upload<T: cudarc::driver::DeviceRepr>(gpu: &Gpu, v: &[T]) -> CudaSlice<T> {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn unaligned_base_pointer_is_exact() {
-    let Some(gpu) = gpu_or_skip("unaligned_base_pointer_is_exact") else {
-        return;
-    };
+    let gpu = gpu();
     let k = 2048usize;
     let case = make_case("gauss", 5, 16, 70_001, 70_001, k);
     for shift in 1..4usize {
@@ -522,20 +517,16 @@ fn unaligned_base_pointer_is_exact() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn rows_beyond_the_live_count_are_untouched_and_graph_replays_follow_new_inputs() {
-    let Some(gpu) =
-        gpu_or_skip("rows_beyond_the_live_count_are_untouched_and_graph_replays_follow_new_inputs")
-    else {
-        return;
-    };
+    let gpu = gpu();
     check_graph_replays(&gpu, None);
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn kvsplit_slots_and_counters_survive_graph_replays() {
-    let Some(gpu) = gpu_or_skip("kvsplit_slots_and_counters_survive_graph_replays") else {
-        return;
-    };
+    let gpu = gpu();
     let sampled = Proposal::Sampled {
         stride: 128,
         rho: Centi(150),
@@ -551,11 +542,9 @@ fn kvsplit_slots_and_counters_survive_graph_replays() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn staged_plans_clear_their_workspace_and_follow_graph_replays() {
-    let Some(gpu) = gpu_or_skip("staged_plans_clear_their_workspace_and_follow_graph_replays")
-    else {
-        return;
-    };
+    let gpu = gpu();
     let spec = topk_runtime::cuda::plan::staged_spec(2048);
     check_graph_replays(&gpu, Some(spec));
     // The status word lives in the stage chain's workspace: a NaN is found and located.
@@ -641,10 +630,9 @@ fn check_graph_replays(gpu: &Gpu, spec: Option<Spec>) {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn the_default_map_plans_and_is_exact_at_every_width_class() {
-    let Some(gpu) = gpu_or_skip("the_default_map_plans_and_is_exact_at_every_width_class") else {
-        return;
-    };
+    let gpu = gpu();
     // Register row-local, streaming row-local, persistent (small and large batch; 256-thread
     // CTAs for the large batch of short rows, rho = 1.5 up to 64K; 384-thread CTAs for 2048
     // rows of 16K, every row exact by exact_below; rho = 2 from 512K), the cluster kernel (16 CTAs
@@ -724,10 +712,9 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn nan_and_bad_lengths_are_reported() {
-    let Some(gpu) = gpu_or_skip("nan_and_bad_lengths_are_reported") else {
-        return;
-    };
+    let gpu = gpu();
     let k = 512usize;
     let mut case = make_case("gauss", 3, 8, 50_000, 50_000, k);
     // Row 3 has length K (never read: its output does not depend on values); row 6 is long.
@@ -777,12 +764,11 @@ fn nan_and_bad_lengths_are_reported() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn device_generator_reproduces_the_cpu_generator_bit_for_bit() {
     use topk_runtime::cuda::bench::DeviceMatrix;
     use topk_runtime::data::{generate, Profile};
-    let Some(gpu) = gpu_or_skip("device_generator_reproduces_the_cpu_generator_bit_for_bit") else {
-        return;
-    };
+    let gpu = gpu();
     let (rows, width, pitch) = (37usize, 9_001usize, 9_003usize);
     let lengths: Vec<i32> = (0..rows).map(|r| (r * 250 % (width + 1)) as i32).collect();
     for profile in Profile::ALL {
@@ -804,11 +790,10 @@ fn device_generator_reproduces_the_cpu_generator_bit_for_bit() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn every_generator_profile_is_exact_route_for_route() {
     use topk_runtime::data::{generate, Profile};
-    let Some(gpu) = gpu_or_skip("every_generator_profile_is_exact_route_for_route") else {
-        return;
-    };
+    let gpu = gpu();
     for &k in &[512u32, 2048] {
         for spec in specs(k) {
             for profile in Profile::ALL {
@@ -834,13 +819,11 @@ fn every_generator_profile_is_exact_route_for_route() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
     use cudarc::driver::{sys, DevicePtr, DevicePtrMut};
     use topk_runtime::cuda::launch::{RawBuffers, StreamJoin};
-    let Some(gpu) = gpu_or_skip("raw_launch_orders_on_a_callers_stream_and_inside_its_graph")
-    else {
-        return;
-    };
+    let gpu = gpu();
     let k = 2048usize;
     let rows = 12usize;
     let case = make_case("gauss", 21, rows, 90_000, 90_000, k);
@@ -892,13 +875,11 @@ fn raw_launch_orders_on_a_callers_stream_and_inside_its_graph() {
 /// The kernels' closed-form coarse endpoint passes its own check and equals the CPU backend's
 /// search on every bin of every coarse width, so its fallback search never runs.
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn closed_form_coarse_endpoints_equal_the_cpu_search_on_every_bin() {
     use cudarc::driver::{LaunchConfig, PushKernelArg};
     use topk_codegen::endpoint_probe::{endpoint_probe_source, ENDPOINT_PROBE_ENTRY};
-    let Some(gpu) = gpu_or_skip("closed_form_coarse_endpoints_equal_the_cpu_search_on_every_bin")
-    else {
-        return;
-    };
+    let gpu = gpu();
     for bits in 8..=12u32 {
         let source = endpoint_probe_source(bits as u8).unwrap();
         let loaded = gpu.load(&source, ENDPOINT_PROBE_ENTRY, 0).unwrap();

@@ -1,6 +1,7 @@
 //! The context-parallel selector on the GPU: ranks simulated on one device (and, where the
 //! machine has several devices, one rank per device over NCCL) against the oracle and the
-//! single-device CPU backend's routes. Every test prints why it skipped without a GPU.
+//! single-device CPU backend's routes. Every test needs a GPU and is ignored unless run with
+//! `--ignored`.
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use topk_dsl::Spec;
@@ -13,7 +14,7 @@ use topk_runtime::sharding::Sharding;
 use topk_runtime::{Route, ScoreMatrix};
 
 mod gpu_support;
-use gpu_support::gpu_or_skip;
+use gpu_support::gpu;
 
 fn default_spec(k: u32) -> Spec {
     context_parallel_spec(k)
@@ -75,11 +76,9 @@ fn check(
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn simulated_ranks_are_exact_and_take_the_single_device_routes() {
-    let Some(gpu) = gpu_or_skip("simulated_ranks_are_exact_and_take_the_single_device_routes")
-    else {
-        return;
-    };
+    let gpu = gpu();
     let mut seen = [0usize; 5];
     let mut cases = 0;
     for k in [2048u32, 512, 100] {
@@ -119,10 +118,9 @@ fn simulated_ranks_are_exact_and_take_the_single_device_routes() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn long_rows_on_many_ranks_are_exact() {
-    let Some(gpu) = gpu_or_skip("long_rows_on_many_ranks_are_exact") else {
-        return;
-    };
+    let gpu = gpu();
     let k = 2048;
     let spec = default_spec(k);
     let width = 1 << 20;
@@ -146,10 +144,9 @@ fn long_rows_on_many_ranks_are_exact() {
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn nan_and_bad_lengths_are_reported() {
-    let Some(gpu) = gpu_or_skip("nan_and_bad_lengths_are_reported") else {
-        return;
-    };
+    let gpu = gpu();
     let sharding = Sharding::new(2, 8192).unwrap();
     let mut sel = ShardedSelector::simulated(&gpu, ShardedRequest::new(64, 2, sharding)).unwrap();
     let mut shards = vec![vec![0.5f32; 2 * 8192]; 2];
@@ -282,10 +279,9 @@ fn graph_replays_follow_new_inputs(gpus: &[Gpu], mut sel: ShardedSelector, label
 }
 
 #[test]
+#[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn simulated_graph_replays_follow_new_lengths_and_live_rows() {
-    let Some(gpu) = gpu_or_skip("simulated_graph_replays_follow_new_lengths_and_live_rows") else {
-        return;
-    };
+    let gpu = gpu();
     let sharding = Sharding::covering(200_000, 4).unwrap();
     let sel = ShardedSelector::simulated(&gpu, ShardedRequest::new(2048, 6, sharding)).unwrap();
     graph_replays_follow_new_inputs(&[gpu], sel, "simulated G=4");
@@ -301,14 +297,12 @@ fn all_devices() -> Option<Vec<Gpu>> {
 }
 
 #[test]
+#[ignore = "needs two GPUs and libnccl: run with --ignored on a multi-GPU host"]
 fn nccl_ranks_are_exact_and_replay_inside_graphs() {
-    if gpu_or_skip("nccl_ranks_are_exact_and_replay_inside_graphs").is_none() {
-        return;
-    }
-    let Some(gpus) = all_devices() else {
-        eprintln!("skipped nccl_ranks_are_exact_and_replay_inside_graphs: fewer than two devices");
-        return;
-    };
+    let _ = gpu();
+    let gpus = all_devices().expect(
+        "this test needs two or more GPUs; on a one-GPU host leave it out with `--skip nccl_`",
+    );
     let ranks = gpus.len();
     for k in [2048u32, 512] {
         let spec = default_spec(k);
