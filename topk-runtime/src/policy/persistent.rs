@@ -93,7 +93,7 @@ pub fn persistent_prefetch(k: u32, threads: u32) -> u8 {
     u8::from(k == 2048 && threads == 384)
 }
 
-/// The pool's stagger, microseconds (about a quarter of a row pass at 256K).
+/// The pool's stagger, microseconds.
 pub const STAGGER_US: u16 = 16;
 /// Narrowest rows of a staggered call.
 pub const STAGGER_FROM_WIDTH: u32 = 1 << 18;
@@ -140,7 +140,7 @@ pub const TAIL_FROM_WIDTH: u32 = 1 << 17;
 /// The margin of a persistent pool's last rows, if `spec` takes one: [`TAIL_RHO`] on 512-thread
 /// pools at K = 2048 for rows of [`TAIL_FROM_WIDTH`] and wider whose margin is narrower and
 /// that have no tail yet.
-pub fn tail_rho(width: u32, spec: &Spec) -> Option<Centi> {
+pub fn persistent_tail_rho(width: u32, spec: &Spec) -> Option<Centi> {
     let narrower = matches!(spec.proposal, Proposal::Sampled { rho, .. } if rho < TAIL_RHO);
     let pool_of_512 = spec.mapping == Mapping::Persistent && spec.threads == 512;
     let untailed = spec.tail_rows == 0;
@@ -148,13 +148,13 @@ pub fn tail_rho(width: u32, spec: &Spec) -> Option<Centi> {
         .then_some(TAIL_RHO)
 }
 
-/// `spec` with the tail margin ([`tail_rho`]) on the pool's last wave, one row per worker
+/// `spec` with the tail margin ([`persistent_tail_rho`]) on the pool's last wave, one row per worker
 /// (`tail=RHO@POOL`), for calls of more than one pool of rows; unchanged otherwise. The
 /// planner applies it to the default map's specs and to autotune records (whose candidates
 /// cannot know the pool), never to a given spec.
 pub fn with_tail(facts: &DeviceFacts, spec: Spec, m_cap: u32, width: u32) -> Spec {
     let pool = facts.pool(&spec);
-    match tail_rho(width, &spec) {
+    match persistent_tail_rho(width, &spec) {
         Some(rho) if m_cap > pool => Spec {
             tail_rows: pool,
             tail_rho: rho,

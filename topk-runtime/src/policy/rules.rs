@@ -78,7 +78,7 @@ pub const MAP: [Rule; 6] = [
         name: "persistent",
         takes: |_, _| true,
         spec: persistent_default,
-        why: "one CTA per row, sampled, for everything else (knobs: `policy::KNOBS`)",
+        why: "one CTA per row, sampled, for everything else; its knobs are `policy::KNOBS`",
         measured: "Operator matrix; What moved the numbers",
     },
 ];

@@ -52,9 +52,9 @@ pub fn map_table(facts: &DeviceFacts, grid: &Grid) -> String {
 
 /// `n` in K or M when it is a whole number of them.
 fn compact(n: u32) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.trailing_zeros() >= 20 {
         format!("{}M", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n.trailing_zeros() >= 10 {
         format!("{}K", n >> 10)
     } else {
         n.to_string()
