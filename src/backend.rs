@@ -71,20 +71,18 @@ fn cuda_usable() -> Result<()> {
 }
 
 /// The CPU policy used when the caller names none: the GPU planner's persistent default at `k`
-/// for rows of `width` scores (`topk_runtime::cuda::plan::persistent_spec_for`), so both
+/// for rows of `width` scores (`topk_runtime::policy::persistent_spec_for`), so both
 /// backends take the same routes by default, but for the rows of a GPU call's tail margin,
 /// which the planner sizes to the device's worker pool (`Spec::tail_rows`; the CPU has none).
 pub fn default_spec(k: usize, width: usize) -> Spec {
     let width = u32::try_from(width).unwrap_or(u32::MAX);
-    at_rank(k, |k| {
-        topk_runtime::cuda::plan::persistent_spec_for(k, width)
-    })
+    at_rank(k, |k| topk_runtime::policy::persistent_spec_for(k, width))
 }
 
 /// The policy of [`select_sharded`] when the caller names none: the context-parallel
-/// selector's default (`topk_runtime::cuda::plan::context_parallel_spec`).
+/// selector's default (`topk_runtime::policy::context_parallel_spec`).
 fn sharded_default_spec(k: usize) -> Spec {
-    at_rank(k, topk_runtime::cuda::plan::context_parallel_spec)
+    at_rank(k, topk_runtime::policy::context_parallel_spec)
 }
 
 /// `policy` at rank `k`; an out-of-range K stays out of range, for the spec's validation to

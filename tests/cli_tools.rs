@@ -152,13 +152,19 @@ fn help_texts_carry_examples() {
 }
 
 #[test]
-fn plan_without_a_device_shows_the_default_spec_and_the_tail_a_gpu_would_add() {
-    // 1024 rows of 256K: the default pool, whose last wave a GPU plan widens.
+fn plan_without_a_device_shows_the_default_spec_on_the_h200s_facts() {
+    use topk_runtime::policy::{default_spec, DeviceFacts};
+    // 1024 rows of 256K: the default pool, its last wave widened over the H200's 264 workers.
     let out = topk(&["plan", "--k", "2048", "--rows", "1024", "--width", "262144"]);
     out.assert_success();
-    let default = topk_runtime::cuda::plan::default_spec(2048, 1024, 262_144);
+    let default = default_spec(&DeviceFacts::h200(), 2048, 1024, 262_144);
     assert!(out.stdout.contains(&default.to_string()), "{}", out.stdout);
-    assert!(out.stdout.contains("tail=2@POOL"), "{}", out.stdout);
+    assert!(out.stdout.contains("tail=2@264"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("rule        persistent"),
+        "{}",
+        out.stdout
+    );
     // Rows of 1M already have rho 2; a given spec is planned as given.
     let wide = topk(&[
         "plan", "--k", "2048", "--rows", "1024", "--width", "1048576",
@@ -178,4 +184,41 @@ fn plan_without_a_device_shows_the_default_spec_and_the_tail_a_gpu_would_add() {
     ]);
     given.assert_success();
     assert!(!given.stdout.contains("tail="), "{}", given.stdout);
+    assert!(given.stdout.contains("(given)"), "{}", given.stdout);
+}
+
+#[test]
+fn plan_table_prints_the_default_map_over_a_grid() {
+    use topk_runtime::policy::{map_table, DeviceFacts, Grid};
+    let out = topk(&["plan", "--table", "--device-facts", "h200"]);
+    out.assert_success();
+    let expected = format!(
+        "# device facts: the NVIDIA H200's\n{}",
+        map_table(&DeviceFacts::h200(), &Grid::default())
+    );
+    assert_eq!(out.stdout, expected);
+    // A grid of the caller's: one line per shape after the three header lines.
+    let some = topk(&[
+        "plan",
+        "--table",
+        "--device-facts",
+        "h200",
+        "--k",
+        "2048",
+        "--rows",
+        "1,8,1024",
+        "--width",
+        "262144,1048576",
+    ]);
+    some.assert_success();
+    let lines: Vec<&str> = some.stdout.lines().collect();
+    assert_eq!(lines.len(), 3 + 6, "{}", some.stdout);
+    assert!(lines[3].contains("cluster16") && lines[3].contains("map=cluster(16)"));
+    assert!(lines[8].contains("stagger=16"), "{}", lines[8]);
+    // Lists are for --table; a spec has no table.
+    let lists = topk(&["plan", "--k", "2048,512", "--rows", "1", "--width", "4096"]);
+    assert_eq!(lists.code, 2, "{}", lists.stderr);
+    assert!(lists.stderr.contains("--table"), "{}", lists.stderr);
+    let given = topk(&["plan", "--table", "--preset", "cluster8"]);
+    assert_eq!(given.code, 2, "{}", given.stderr);
 }

@@ -9,7 +9,7 @@
 //! This module is device-independent (it never touches CUDA); the GPU measurement lives in
 //! `cuda::tune`.
 
-use crate::{Error, Result};
+use crate::{policy, Error, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -92,8 +92,8 @@ pub enum Lookup {
     Ignored(String),
 }
 
-/// The candidate Specs swept for a shape: the persistent default (`plan::persistent_spec`, with
-/// its grouped view where it has one, its wider margin from 512K (`plan::persistent_spec_for`),
+/// The candidate Specs swept for a shape: the persistent default (`policy::persistent_spec`, with
+/// its grouped view where it has one, its wider margin from 512K (`policy::persistent_spec_for`),
 /// the same with half the pool starting late from 256K, and the default map's 256-thread
 /// kernel for short rows), the persistent sampled policies on
 /// the stride view (two strides, two rescue depths; all of these send rows shorter than the
@@ -109,37 +109,55 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     // One set per shape bucket: the width thresholds below apply to the bucket's width, so a
     // record tuned anywhere in a bucket matches the set planned anywhere in it.
     let width = ShapeBucket::of(k, 1, width).width;
+    let mut out = pool_candidates(k, width);
+    out.push(Spec {
+        k,
+        proposal: Proposal::Exact,
+        ..Spec::default()
+    });
+    out.extend(spread_row_candidates(k, width));
+    out.extend(row_local_candidates(k, width));
+    // Below K = 2048 the short-row default is also the stride-view 256-thread candidate.
+    let mut seen = Vec::with_capacity(out.len());
+    out.retain(|s| {
+        let new = !seen.contains(s);
+        seen.push(*s);
+        new
+    });
+    out
+}
+
+/// The persistent pool's candidates for rows of `width` (a bucket's width), in order.
+fn pool_candidates(k: u32, width: u32) -> Vec<Spec> {
     let base = Spec {
         k,
         ..Spec::default()
     };
-    let exact = Spec {
-        proposal: Proposal::Exact,
-        ..base
-    };
     let mut out = Vec::new();
-    let default = crate::cuda::plan::persistent_spec(k);
+    let default = policy::persistent_spec(k);
     if default.view_run > 1 {
         out.push(default);
     }
     // The wide-row margin of the default map where it applies.
-    let wide = crate::cuda::plan::persistent_spec_for(k, width);
+    let wide = policy::persistent_spec_for(k, width);
     if wide != default {
         out.push(wide);
     }
     // Half of that pool starting late, where the default map staggers calls of many such rows.
-    let stagger_us = crate::cuda::plan::persistent_stagger_us(
-        k,
-        crate::cuda::plan::STAGGER_FROM_ROWS,
-        width,
-        wide.threads,
-    );
+    let stagger_us = policy::persistent_stagger_us(k, width, wide.threads);
     if stagger_us > 0 {
         out.push(Spec { stagger_us, ..wide });
     }
-    // The default map's short-row persistent kernel (256-thread CTAs) where it differs.
-    let short = crate::cuda::plan::default_spec(k, crate::cuda::plan::PERSISTENT_FROM_ROWS, width);
-    if short.mapping == Mapping::Persistent && short != default {
+    // The default map's short-row persistent kernel (256-thread CTAs) where it differs: its pool
+    // for a call of `PERSISTENT_FROM_ROWS` rows (narrower rows keep the register tile there).
+    let threads = policy::persistent_threads(k, policy::PERSISTENT_FROM_ROWS, width);
+    let short = Spec {
+        threads,
+        prefetch: policy::persistent_prefetch(k, threads),
+        ..wide
+    };
+    let short_is_pooled = width >= policy::REGISTER_PERSISTENT_FROM_WIDTH;
+    if short_is_pooled && short != default {
         out.push(short);
     }
     // The default sampled policy, the paper's constants (rho 1.5, rescue 1.75) and a twice
@@ -177,7 +195,7 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
             proposal: short.proposal.with_exact_below(0),
             ..short
         };
-        if short.mapping == Mapping::Persistent && sample_all != short {
+        if short_is_pooled && sample_all != short {
             out.push(sample_all);
         }
     }
@@ -185,10 +203,10 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
     // (validation knows the K and histogram sizes that do).
     let triple = Spec {
         threads: 384,
-        prefetch: crate::cuda::plan::persistent_prefetch(k, 384),
+        prefetch: policy::persistent_prefetch(k, 384),
         ..wide
     };
-    if width <= crate::cuda::plan::TRIPLE_CTA_MAX_WIDTH && triple.validate().is_ok() {
+    if width <= policy::TRIPLE_CTA_MAX_WIDTH && triple.validate().is_ok() {
         out.push(triple);
         // And without the prefetch the default map gives it.
         out.push(Spec {
@@ -196,46 +214,51 @@ pub fn candidates(k: u32, width: u32) -> Vec<Spec> {
             ..triple
         });
     }
-    out.push(exact);
-    if width >= crate::cuda::plan::CLUSTER_FROM_WIDTH {
+    out
+}
+
+/// The kernels that spread a row over many CTAs, for a few long rows of `width`.
+fn spread_row_candidates(k: u32, width: u32) -> Vec<Spec> {
+    let mut out = Vec::new();
+    if width >= policy::CLUSTER_FROM_WIDTH {
         // Eight or sixteen CTAs of a cluster per row (fail to plan without clusters, before
         // sm_90).
-        out.push(crate::cuda::plan::cluster_spec(k, 8));
-        out.push(crate::cuda::plan::cluster_spec(k, 16));
+        out.push(policy::cluster_spec(k, 8));
+        out.push(policy::cluster_spec(k, 16));
     }
-    if width >= crate::cuda::plan::SAMPLED_CLUSTER8_FROM_WIDTH {
+    if width >= policy::SAMPLED_CLUSTER8_FROM_WIDTH {
         // The same clusters on the default view and margin (one pass over the row).
-        let sampled8 = crate::cuda::plan::sampled_cluster_spec(k, 8, width);
+        let sampled8 = policy::sampled_cluster_spec(k, 8, width);
         out.push(sampled8);
         out.push(Spec {
             threads: 512,
             ..sampled8
         });
-        out.push(crate::cuda::plan::sampled_cluster_spec(k, 16, width));
+        out.push(policy::sampled_cluster_spec(k, 16, width));
     }
-    if width >= crate::cuda::plan::STAGED_FROM_WIDTH {
+    if width >= policy::STAGED_FROM_WIDTH {
         // Rows spread over chunk CTAs (its stages sample the stride view).
-        out.push(crate::cuda::plan::staged_spec(k));
+        out.push(policy::staged_spec(k));
     }
+    out
+}
+
+/// The exact row-local kernels where rows of `width` fit them.
+fn row_local_candidates(k: u32, width: u32) -> Vec<Spec> {
     let rowlocal = |variant| Spec {
+        k,
         mapping: Mapping::RowLocal(variant),
         proposal: Proposal::Exact,
         threads: 1024,
-        ..base
+        ..Spec::default()
     };
+    let mut out = Vec::new();
     if width <= 65_536 {
         out.push(rowlocal(RowLocalVariant::Streaming));
     }
     if width <= topk_codegen::REGISTER_ITEMS * 1024 {
         out.push(rowlocal(RowLocalVariant::Register));
     }
-    // Below K = 2048 the short-row default is also the stride-view 256-thread candidate.
-    let mut seen = Vec::with_capacity(out.len());
-    out.retain(|s| {
-        let new = !seen.contains(s);
-        seen.push(*s);
-        new
-    });
     out
 }
 

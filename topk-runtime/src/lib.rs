@@ -9,6 +9,7 @@ mod error;
 mod input;
 pub mod keys;
 mod matrix;
+pub mod policy;
 pub mod routes;
 pub mod sharding;
 

@@ -5,10 +5,10 @@ use cudarc::driver::CudaSlice;
 use topk_dsl::{Centi, Mapping, Proposal, RowLocalVariant, Spec};
 use topk_runtime::cpu;
 use topk_runtime::cuda::launch::status;
-use topk_runtime::cuda::plan::{default_spec_on, persistent_tail_rho};
 use topk_runtime::cuda::{
     CudaSelector, Gpu, LaunchBuffers, Plan, PlanRequest, SpecSource, Workspace,
 };
+use topk_runtime::policy::DeviceFacts;
 use topk_runtime::{Error, ScoreMatrix};
 
 mod gpu_support;
@@ -260,13 +260,13 @@ fn specs(k: u32) -> Vec<Spec> {
             ..spec_with(k, Mapping::Persistent, sampled(128, None), 512)
         },
         // The default persistent policy (pair-grouped view at K = 2048) and its stride view.
-        topk_runtime::cuda::plan::persistent_spec(k),
-        topk_runtime::cuda::plan::context_parallel_spec(k),
+        topk_runtime::policy::persistent_spec(k),
+        topk_runtime::policy::context_parallel_spec(k),
         // The default map's short-row persistent kernel (256-thread CTAs, below 2048 rows).
-        topk_runtime::cuda::plan::default_spec(k, 1024, 65_536),
+        topk_runtime::policy::default_spec(&DeviceFacts::h200(), k, 1024, 65_536),
         // The stage chain (default for a few very long rows), with a narrow margin so that
         // rescue and recovery routes occur, and the exact proposal.
-        topk_runtime::cuda::plan::staged_spec(k),
+        topk_runtime::policy::staged_spec(k),
         spec_with(k, Mapping::Staged, sampled(128, Some(Centi(175))), 512),
         spec_with(k, Mapping::Staged, Proposal::Exact, 256),
     ]
@@ -406,12 +406,12 @@ fn persistent_workers_with_several_rows_each_are_exact() {
     // row of the case sampled (no exact_below): four rows per worker of two 512-thread CTAs per
     // SM, above the three live rows per worker from which the kernel staggers and at the most
     // rows a tail margin covers, so the last quarter of the rows proposes at the tail's rank.
-    let default = topk_runtime::cuda::plan::persistent_spec(2048);
+    let default = topk_runtime::policy::persistent_spec(2048);
     let pool = 2 * gpu.props().sms;
     let staggered_with_tail = Spec {
-        stagger_us: topk_runtime::cuda::plan::STAGGER_US,
+        stagger_us: topk_runtime::policy::STAGGER_US,
         tail_rows: pool,
-        tail_rho: topk_runtime::cuda::plan::TAIL_RHO,
+        tail_rho: topk_runtime::policy::TAIL_RHO,
         proposal: default.proposal.with_exact_below(0),
         ..default
     };
@@ -545,7 +545,7 @@ fn kvsplit_slots_and_counters_survive_graph_replays() {
 #[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn staged_plans_clear_their_workspace_and_follow_graph_replays() {
     let gpu = gpu();
-    let spec = topk_runtime::cuda::plan::staged_spec(2048);
+    let spec = topk_runtime::policy::staged_spec(2048);
     check_graph_replays(&gpu, Some(spec));
     // The status word lives in the stage chain's workspace: a NaN is found and located.
     let k = 2048usize;
@@ -659,38 +659,27 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
             let case = make_case("gauss", 17 + width as u64, rows, width, width, k);
             let m = case.matrix();
             let request = PlanRequest::new(k as u32, rows as u32, width as u32);
-            // No autotune store: the plan must be the default map's choice for this device
-            // (16-CTA clusters may fall back to 8 where fewer are resident than rows).
+            // No autotune store: the plan is the default map's choice on this device's facts,
+            // every device adjustment included (16-CTA clusters only for the rows of one wave,
+            // the tail sized to the pool).
             let plan = Plan::with_store(&gpu, request, None)
                 .unwrap_or_else(|e| panic!("K={k} {rows}x{width}: the default map: {e}"));
-            let mut expected =
-                default_spec_on(gpu.props().cc_major, k as u32, rows as u32, width as u32);
-            // The tail margin covers the pool's last wave; the planner sizes it to the pool.
-            if let Some(tail_rho) = persistent_tail_rho(width as u32, &expected) {
-                let pool = gpu.props().sms * plan.ctas_per_sm;
-                if rows as u32 > pool {
-                    expected = Spec {
-                        tail_rows: pool,
-                        tail_rho,
-                        ..expected
-                    };
-                }
-            }
+            let expected = topk_runtime::policy::default_spec(
+                &gpu.facts(),
+                k as u32,
+                rows as u32,
+                width as u32,
+            );
             if (k, rows, width) == (2048, 600, 131_072) {
                 assert!(
-                    plan.spec.tail_rows > 0 && plan.spec.tail_rho == Centi(200),
-                    "600 x 128K at K = 2048 takes a tail margin: {}",
+                    plan.spec.tail_rows == gpu.props().sms * plan.ctas_per_sm
+                        && plan.spec.tail_rho == Centi(200),
+                    "600 x 128K at K = 2048 takes a tail margin over the pool: {}",
                     plan.spec
                 );
             }
-            let fell_back = expected.mapping == (Mapping::Cluster { ctas: 16 })
-                && plan.spec
-                    == (Spec {
-                        mapping: Mapping::Cluster { ctas: 8 },
-                        ..expected
-                    });
-            assert!(
-                plan.spec == expected || fell_back,
+            assert_eq!(
+                plan.spec, expected,
                 "K={k} {rows}x{width}: planned {} instead of {expected}",
                 plan.spec
             );

@@ -6,10 +6,10 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use topk_dsl::Spec;
 use topk_runtime::cpu;
-use topk_runtime::cuda::plan::context_parallel_spec;
 use topk_runtime::cuda::sharded::{RankIo, ShardedRequest, ShardedSelector};
 use topk_runtime::cuda::Gpu;
 use topk_runtime::data::{generate, Profile};
+use topk_runtime::policy::context_parallel_spec;
 use topk_runtime::sharding::Sharding;
 use topk_runtime::{Route, ScoreMatrix};
 

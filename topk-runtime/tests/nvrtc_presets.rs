@@ -118,8 +118,8 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
     }
     // Phase-timing builds of the default persistent kernel (stride and pair-grouped views).
     for spec in [
-        topk_runtime::cuda::plan::context_parallel_spec(2048),
-        topk_runtime::cuda::plan::persistent_spec(2048),
+        topk_runtime::policy::context_parallel_spec(2048),
+        topk_runtime::policy::persistent_spec(2048),
     ] {
         let kernel = topk_codegen::probe::generate_probed(&spec).unwrap();
         jobs.push(

@@ -1,7 +1,27 @@
-//! The default map: which family and proposal a shape gets without a spec or autotune record.
+//! The default map: which family and proposal a shape gets without a spec or autotune record,
+//! on the H200's facts (`policy_facts.rs` has the map on other facts).
 
-use topk_dsl::{Mapping, Proposal, RowLocalVariant};
-use topk_runtime::cuda::plan::{default_spec, sampled_proposal};
+use topk_dsl::{Mapping, Proposal, RowLocalVariant, Spec};
+use topk_runtime::policy::{self, sampled_proposal, DeviceFacts, Shape};
+
+/// The default map on the H200.
+fn default_spec(k: u32, m_cap: u32, width: u32) -> Spec {
+    policy::default_spec(&DeviceFacts::h200(), k, m_cap, width)
+}
+
+/// The rule of the default map that takes a shape on `facts`.
+fn rule(facts: &DeviceFacts, k: u32, m_cap: u32, width: u32) -> &'static str {
+    policy::choose(facts, &Shape { k, m_cap, width }).0.name
+}
+
+/// `spec` without its tail margin.
+fn untailed(spec: Spec) -> Spec {
+    Spec {
+        tail_rows: 0,
+        tail_rho: Spec::default().tail_rho,
+        ..spec
+    }
+}
 
 #[test]
 fn the_view_keeps_its_sample_rank_as_k_shrinks() {
@@ -68,7 +88,7 @@ fn short_rows_go_to_the_row_local_kernels() {
 #[test]
 fn rows_up_to_64k_retain_a_narrower_margin() {
     use topk_dsl::{Centi, Proposal};
-    use topk_runtime::cuda::plan::{persistent_spec_for, SHORT_MARGIN_MAX_WIDTH};
+    use topk_runtime::policy::{persistent_spec_for, SHORT_MARGIN_MAX_WIDTH};
     for width in [40_000, SHORT_MARGIN_MAX_WIDTH] {
         let spec = default_spec(2048, 4096, width);
         assert!(
@@ -96,13 +116,19 @@ fn rows_up_to_64k_retain_a_narrower_margin() {
     // Measured at K = 2048 only: smaller K keep their margin.
     assert_eq!(
         persistent_spec_for(512, 40_000),
-        topk_runtime::cuda::plan::persistent_spec(512)
+        topk_runtime::policy::persistent_spec(512)
     );
 }
 
 #[test]
 fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
-    use topk_runtime::cuda::plan::{cluster_ctas, default_spec_on};
+    let h200 = DeviceFacts::h200();
+    let cc8 = DeviceFacts {
+        cc_major: 8,
+        clusters8: 0,
+        clusters16: 0,
+        ..h200
+    };
     for (m_cap, width, ctas) in [
         (1u32, 1u32 << 18, 16u8),
         (7, 1 << 18, 16),
@@ -115,13 +141,13 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
         (32, 1 << 20, 8),
         (8, 1 << 22, 8),
     ] {
-        assert_eq!(cluster_ctas(m_cap, width), Some(ctas), "{m_cap} x {width}");
+        let name = format!("cluster{ctas}");
+        assert_eq!(rule(&h200, 2048, m_cap, width), name, "{m_cap} x {width}");
         let spec = default_spec(2048, m_cap, width);
         assert_eq!(spec.mapping, Mapping::Cluster { ctas }, "{m_cap} x {width}");
         spec.validate().unwrap();
-        assert_eq!(default_spec_on(9, 2048, m_cap, width), spec);
         // Before compute capability 9.0 there are no clusters.
-        let older = default_spec_on(8, 2048, m_cap, width);
+        let older = policy::default_spec(&cc8, 2048, m_cap, width);
         assert!(
             matches!(older.mapping, Mapping::Staged | Mapping::Persistent),
             "{older}"
@@ -129,7 +155,7 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
         older.validate().unwrap();
     }
     assert_eq!(
-        default_spec_on(8, 2048, 8, 1 << 20).mapping,
+        policy::default_spec(&cc8, 2048, 8, 1 << 20).mapping,
         Mapping::Staged
     );
     // The cluster spec is the exact proposal on 1024 threads, nothing else changed.
@@ -141,10 +167,7 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
             threads: 1024,
             ..topk_dsl::Spec::default()
         };
-        assert_eq!(
-            topk_runtime::cuda::plan::cluster_spec(512, ctas),
-            exact_1024
-        );
+        assert_eq!(topk_runtime::policy::cluster_spec(512, ctas), exact_1024);
     }
     for (m_cap, width) in [
         (17u32, 1u32 << 19),
@@ -153,13 +176,14 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
         (16, 1 << 22),
         (1, (1 << 22) + 4),
     ] {
-        assert_eq!(cluster_ctas(m_cap, width), None, "{m_cap} x {width}");
+        let name = rule(&h200, 2048, m_cap, width);
+        assert!(!name.starts_with("cluster"), "{m_cap} x {width}: {name}");
     }
 }
 
 #[test]
 fn long_rows_on_clusters_sample_the_view_and_shorter_ones_build_the_exact_boundary() {
-    use topk_runtime::cuda::plan::{persistent_spec_for, sampled_cluster_spec};
+    use topk_runtime::policy::{persistent_spec_for, sampled_cluster_spec};
     for (m_cap, width, ctas) in [
         (1u32, 1u32 << 21, 16u8),
         (7, 1 << 22, 16),
@@ -191,7 +215,7 @@ fn long_rows_on_clusters_sample_the_view_and_shorter_ones_build_the_exact_bounda
     // Below K = 256 the proposal is exact: the exact cluster kernel on 1024 threads.
     assert_eq!(
         default_spec(128, 32, 1 << 20),
-        topk_runtime::cuda::plan::cluster_spec(128, 8)
+        topk_runtime::policy::cluster_spec(128, 8)
     );
     for (m_cap, width, ctas) in [
         (1u32, 1u32 << 20, 16u8),
@@ -202,7 +226,7 @@ fn long_rows_on_clusters_sample_the_view_and_shorter_ones_build_the_exact_bounda
     ] {
         assert_eq!(
             default_spec(2048, m_cap, width),
-            topk_runtime::cuda::plan::cluster_spec(2048, ctas),
+            topk_runtime::policy::cluster_spec(2048, ctas),
             "{m_cap} x {width}"
         );
     }
@@ -210,7 +234,7 @@ fn long_rows_on_clusters_sample_the_view_and_shorter_ones_build_the_exact_bounda
 
 #[test]
 fn a_few_very_long_rows_take_the_stage_chain() {
-    use topk_runtime::cuda::plan::{context_parallel_spec, staged_pays};
+    use topk_runtime::policy::{context_parallel_spec, staged_pays};
     for (m_cap, width) in [(16u32, 1u32 << 22), (32, 1 << 22), (1, 1 << 30)] {
         assert!(staged_pays(m_cap, width), "{m_cap} x {width}");
         let spec = default_spec(2048, m_cap, width);
@@ -227,46 +251,6 @@ fn a_few_very_long_rows_take_the_stage_chain() {
             "{m_cap} x {width}"
         );
     }
-}
-
-#[test]
-fn persistent_block_size_follows_width_and_batch() {
-    use topk_runtime::cuda::plan::{
-        persistent_spec, persistent_spec_for, SHORT_PERSISTENT_WIDTH, TRIPLE_CTA_FROM_ROWS,
-        TRIPLE_CTA_MAX_WIDTH,
-    };
-    let threads = |m_cap, width| {
-        let spec = default_spec(2048, m_cap, width);
-        assert_eq!(spec.mapping, Mapping::Persistent, "{m_cap} x {width}");
-        // Same policy and view as the persistent default for that width: only the CTA size
-        // differs.
-        assert_eq!(spec.proposal, persistent_spec_for(2048, width).proposal);
-        assert_eq!(spec.view_run, persistent_spec(2048).view_run);
-        spec.threads
-    };
-    // Short rows: four CTAs per SM, three once the call has many rows.
-    for width in [49_152, SHORT_PERSISTENT_WIDTH] {
-        assert_eq!(threads(1024, width), 256, "width {width}");
-        assert_eq!(
-            threads(TRIPLE_CTA_FROM_ROWS - 1, width),
-            256,
-            "width {width}"
-        );
-        assert_eq!(threads(TRIPLE_CTA_FROM_ROWS, width), 384, "width {width}");
-        assert_eq!(threads(24_576, width), 384, "width {width}");
-    }
-    // Up to 128K: three CTAs per SM for many rows, two for fewer.
-    assert_eq!(threads(1024, TRIPLE_CTA_MAX_WIDTH), 512);
-    assert_eq!(threads(TRIPLE_CTA_FROM_ROWS, TRIPLE_CTA_MAX_WIDTH), 384);
-    assert_eq!(threads(8192, TRIPLE_CTA_MAX_WIDTH), 384);
-    // Between 64K and 128K: three CTAs for many rows, two for fewer.
-    assert_eq!(threads(24_576, SHORT_PERSISTENT_WIDTH + 1), 384);
-    assert_eq!(threads(512, SHORT_PERSISTENT_WIDTH + 1), 512);
-    // Wider rows: two CTAs per SM at every batch.
-    assert_eq!(threads(8192, TRIPLE_CTA_MAX_WIDTH + 1), 512);
-    // K above 2048 keeps 512 threads (its frontier leaves room for two CTAs).
-    assert_eq!(default_spec(4096, 24_576, 40_000).threads, 512);
-    assert_eq!(default_spec(4096, 8192, 1 << 17).threads, 512);
 }
 
 #[test]
@@ -321,16 +305,17 @@ fn every_default_spec_is_valid_and_generates() {
 #[test]
 fn rows_from_512k_retain_a_wider_margin() {
     use topk_dsl::{Centi, Proposal};
-    use topk_runtime::cuda::plan::{persistent_spec, persistent_spec_for, WIDE_MARGIN_FROM_WIDTH};
+    use topk_runtime::policy::{persistent_spec, persistent_spec_for, WIDE_MARGIN_FROM_WIDTH};
     let rho = |spec: topk_dsl::Spec| match spec.proposal {
         Proposal::Sampled { rho, .. } => rho,
         Proposal::Exact => panic!("{spec} does not sample"),
     };
     for width in [131_072, 262_144, WIDE_MARGIN_FROM_WIDTH - 1] {
         // 512 rows: the two-CTA pool at every width, not staggered (many rows of 128K take three
-        // CTAs; many rows from 256K stagger).
+        // CTAs; many rows from 256K stagger), with the tail margin of more rows than the pool.
         let spec = default_spec(2048, 512, width);
-        assert_eq!(spec, persistent_spec(2048), "{width}");
+        assert_eq!(untailed(spec), persistent_spec(2048), "{width}");
+        assert_eq!(spec.tail_rows, 264, "{spec}");
         assert_eq!(rho(spec), Centi(175));
     }
     for width in [WIDE_MARGIN_FROM_WIDTH, 1 << 20] {
@@ -364,7 +349,7 @@ fn rows_from_512k_retain_a_wider_margin() {
 #[test]
 fn short_rows_of_the_persistent_default_take_the_exact_boundary() {
     use topk_dsl::{Mapping, Proposal};
-    use topk_runtime::cuda::plan::{persistent_spec, sampled_cluster_spec, EXACT_BELOW_PER_K};
+    use topk_runtime::policy::{persistent_spec, sampled_cluster_spec, EXACT_BELOW_PER_K};
     // 12 K up to K = 2048, then capped at 24576 (rows that stay in L2 for the second pass).
     for (k, below) in [
         (256, 3072),
@@ -402,140 +387,4 @@ fn short_rows_of_the_persistent_default_take_the_exact_boundary() {
     }
     // Exact proposals (K below 256) have nothing to switch off.
     assert_eq!(persistent_spec(64).exact_below(), 0);
-}
-
-#[test]
-fn three_cta_pools_at_k_2048_and_only_they_prefetch() {
-    // Every default spec at K = 2048 sends one row-stream batch ahead exactly when it runs the
-    // 384-thread pool (many rows up to 128K); other ranks and block sizes send none.
-    let mut prefetching = 0;
-    for k in [512u32, 1024, 2048, 4096] {
-        for m_cap in [64u32, 512, 1024, 2048, 8192, 24_576] {
-            for width in [16_384u32, 40_000, 65_536, 131_072, 262_144, 1 << 20] {
-                let spec = default_spec(k, m_cap, width);
-                let expected = u8::from(
-                    k == 2048 && spec.mapping == Mapping::Persistent && spec.threads == 384,
-                );
-                assert_eq!(
-                    spec.prefetch, expected,
-                    "K = {k}, {m_cap} x {width}: {spec}"
-                );
-                assert_eq!(spec.validate(), Ok(()), "{spec}");
-                prefetching += usize::from(expected);
-            }
-        }
-    }
-    // 2048-24576 rows of 16K-128K at K = 2048.
-    assert_eq!(
-        prefetching,
-        3 * 4,
-        "the 384-thread shapes of the grid above"
-    );
-}
-
-#[test]
-fn many_rows_from_256k_stagger_half_the_pool() {
-    use topk_runtime::cuda::plan::{STAGGER_FROM_ROWS, STAGGER_FROM_WIDTH, STAGGER_US};
-    // Every staggered plan is a valid 512-thread persistent spec.
-    for (m_cap, width) in [
-        (STAGGER_FROM_ROWS, STAGGER_FROM_WIDTH),
-        (8192, 1 << 18),
-        (1024, 1 << 19),
-        (4096, 1 << 20),
-    ] {
-        let spec = default_spec(2048, m_cap, width);
-        assert_eq!(spec.stagger_us, STAGGER_US, "{m_cap} x {width}: {spec}");
-        assert_eq!((spec.mapping, spec.threads), (Mapping::Persistent, 512));
-        assert_eq!(spec.validate(), Ok(()));
-    }
-    // Not for fewer rows (512 rows of 256K: two a worker), narrower rows, three-CTA pools,
-    // other ranks, or the few-row kernels.
-    for (k, m_cap, width) in [
-        (2048, STAGGER_FROM_ROWS - 1, 1 << 18),
-        (2048, 512, 1 << 18),
-        (2048, 8192, (1 << 18) - 1),
-        (2048, 8192, 1 << 17),
-        (1024, 8192, 1 << 18),
-        (4096, 8192, 1 << 18),
-        (2048, 4, 1 << 20),
-    ] {
-        let spec = default_spec(k, m_cap, width);
-        assert_eq!(spec.stagger_us, 0, "K = {k}, {m_cap} x {width}: {spec}");
-    }
-}
-
-#[test]
-fn the_default_pool_widens_its_tail_rows_margin_from_128k_below_rho_2() {
-    use topk_runtime::cuda::plan::{persistent_tail_rho, TAIL_FROM_WIDTH, TAIL_RHO};
-    // 512-thread pools at K = 2048 from 128K, where the default margin is rho 1.75: the planner
-    // sizes the tail to the pool and the spec stays valid.
-    for (m_cap, width) in [
-        (512, TAIL_FROM_WIDTH),
-        (1024, 1 << 18),
-        (600, (1 << 19) - 1),
-    ] {
-        let spec = default_spec(2048, m_cap, width);
-        assert_eq!(
-            persistent_tail_rho(width, &spec),
-            Some(TAIL_RHO),
-            "{m_cap} x {width}: {spec}"
-        );
-        let tailed = topk_dsl::Spec {
-            tail_rows: 264,
-            tail_rho: TAIL_RHO,
-            ..spec
-        };
-        assert_eq!(tailed.validate(), Ok(()), "{tailed}");
-        // A spec that has its tail keeps it.
-        assert_eq!(persistent_tail_rho(width, &tailed), None);
-    }
-    // Each condition broken alone, from the 1024 x 256K default: narrower rows, a margin of 2
-    // already (the default from 512K), three- and four-CTA pools, another rank, another map.
-    let base = default_spec(2048, 1024, 1 << 18);
-    let wide = topk_dsl::Spec {
-        proposal: topk_runtime::cuda::plan::persistent_spec_for(2048, 1 << 20).proposal,
-        ..base
-    };
-    let others = [
-        ("narrower rows", base, TAIL_FROM_WIDTH - 1),
-        ("rho 2", wide, 1 << 18),
-        (
-            "384 threads",
-            topk_dsl::Spec {
-                threads: 384,
-                ..base
-            },
-            1 << 18,
-        ),
-        (
-            "256 threads",
-            topk_dsl::Spec {
-                threads: 256,
-                ..base
-            },
-            1 << 18,
-        ),
-        ("K = 1024", topk_dsl::Spec { k: 1024, ..base }, 1 << 18),
-        (
-            "cluster(8)",
-            topk_dsl::Spec {
-                mapping: Mapping::Cluster { ctas: 8 },
-                ..base
-            },
-            1 << 18,
-        ),
-    ];
-    for (why, spec, width) in others {
-        assert_eq!(persistent_tail_rho(width, &spec), None, "{why}: {spec}");
-    }
-    // The default map's other pools at K = 2048: three CTAs for many rows of 128K, four for
-    // short rows, and the default margin of 2 from 512K.
-    for (m_cap, width) in [(4096, 1 << 17), (16_384, 1 << 16), (1024, 1 << 19)] {
-        let spec = default_spec(2048, m_cap, width);
-        assert_eq!(
-            persistent_tail_rho(width, &spec),
-            None,
-            "{m_cap} x {width}: {spec}"
-        );
-    }
 }

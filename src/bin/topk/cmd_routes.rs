@@ -7,9 +7,9 @@ use crate::{progress, report, CmdResult};
 use clap::Args;
 use std::process::ExitCode;
 use topk_dsl::{Centi, Proposal, Spec};
-use topk_runtime::cuda::plan::context_parallel_spec;
 use topk_runtime::data::stats::{route_rates, row_outcomes, view_underfill, ViewShape};
 use topk_runtime::data::Profile;
+use topk_runtime::policy::context_parallel_spec;
 
 const EXAMPLES: &str = "\
 Examples:

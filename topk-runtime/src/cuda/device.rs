@@ -18,6 +18,7 @@ use cudarc::nvrtc::Ptx;
 
 use super::cache::{CacheOutcome, CacheSettings, CompileRequest, KernelCache};
 use super::nvrtc::{self, Arch};
+use crate::policy::DeviceFacts;
 use crate::{Error, Result};
 
 /// Oldest compute capability the kernels are written for (Ampere).
@@ -83,6 +84,8 @@ struct GpuInner {
     props: DeviceProps,
     arch: Arch,
     kernels: KernelCache<Arc<LoadedModule>>,
+    /// The default map's facts, read on first use ([`Gpu::facts`]).
+    facts: OnceLock<DeviceFacts>,
 }
 
 /// A module in the memory cache, with the functions fetched from it so far.
@@ -162,6 +165,7 @@ impl Gpu {
                 props,
                 arch: probed.arch,
                 kernels: KernelCache::new(CacheSettings::from_env()),
+                facts: OnceLock::new(),
             }),
         })
     }
@@ -169,6 +173,19 @@ impl Gpu {
     /// The device's properties.
     pub fn props(&self) -> &DeviceProps {
         &self.inner.props
+    }
+
+    /// The facts the default map is chosen on ([`crate::policy`]): read from the device on
+    /// first use (its attributes, and the resident clusters from the driver's occupancy
+    /// calculator, asked of an empty probe kernel), then kept.
+    pub fn facts(&self) -> DeviceFacts {
+        *self.inner.facts.get_or_init(|| super::facts::read(self))
+    }
+
+    /// Modules this handle has loaded (its in-memory kernel cache): a plan adds one where the
+    /// device agrees with its facts, reading the facts the probe kernel.
+    pub fn loaded_modules(&self) -> usize {
+        self.inner.kernels.memory().len()
     }
 
     /// The architecture kernels are compiled for on this device.

@@ -4,9 +4,10 @@
 //! on machines without a GPU, driver or NVRTC; cudarc is never called before its library has
 //! been found.
 
+mod build;
 pub mod cache;
-pub mod default_map;
 pub mod device;
+mod facts;
 pub mod nvrtc;
 
 pub use cache::CacheOutcome;

@@ -4,6 +4,7 @@
 //! needs. The live row count and the valid lengths stay device inputs, so one Plan serves every
 //! replay of a captured graph.
 
+use super::build::{choose_and_build, Built, Choice};
 use super::device::{Gpu, Loaded};
 use crate::{Error, Result};
 use topk_codegen::{Family, KernelSource};
@@ -82,10 +83,6 @@ impl PlanRequest {
     }
 }
 
-// The default map (which Spec a shape gets without a spec or an autotune record) lives in
-// `default_map`; its items stay reachable here, where callers look for them.
-pub use super::default_map::*;
-
 /// Where a Plan's Spec came from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SpecSource {
@@ -158,68 +155,6 @@ pub fn workspace_size(layout: &topk_codegen::Layout, width: u32, grid: u32) -> (
     )
 }
 
-/// A generated kernel loaded for a plan, with its residency.
-struct Built {
-    kernel: KernelSource,
-    loaded: Loaded,
-    /// CTAs resident per SM, from the occupancy calculator.
-    ctas_per_sm: u32,
-    /// Clusters resident on the whole device, for the cluster family when the driver says.
-    clusters: Option<u32>,
-}
-
-/// Generates `spec` (with phase timers when asked), refuses what the plan cannot run, and
-/// loads it through the caches.
-fn load_kernel(gpu: &Gpu, spec: &Spec, request: &PlanRequest) -> Result<Built> {
-    let kernel = if request.phase_probe {
-        topk_codegen::probe::generate_probed(spec)?
-    } else {
-        topk_codegen::generate(spec)?
-    };
-    if let Some(why) = kernel
-        .unverified_part()
-        .filter(|_| !request.allow_unverified)
-    {
-        return Err(Error::Input(why));
-    }
-    if let Some(max) = kernel.layout.max_row {
-        if request.width > max {
-            return Err(Error::Input(format!(
-                "`{spec}` holds rows of at most {max} scores in registers, but the width is {}: \
-                 use rowlocal(streaming) or a persistent mapping",
-                request.width
-            )));
-        }
-    }
-    let smem = kernel.layout.dynamic_smem;
-    let block = kernel.layout.threads;
-    let loaded = gpu.load(&kernel.source, &kernel.entry, smem)?;
-    let mut clusters = None;
-    if let Family::Cluster { ctas } = kernel.family {
-        if ctas > 8 {
-            gpu.allow_non_portable_clusters(&loaded)?;
-        }
-        clusters = gpu.resident_clusters(&loaded, ctas as u32, block, smem);
-        if clusters == Some(0) {
-            return Err(Error::Input(format!(
-                "`{spec}`: no cluster of {ctas} CTAs of {block} threads fits on this device; use \
-                 map=cluster(8) or a persistent mapping"
-            )));
-        }
-    }
-    let ctas_per_sm = loaded
-        .func
-        .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
-        .map_err(|e| Error::Cuda(format!("occupancy of `{}`: {e}", kernel.entry)))?
-        .max(1) as u32;
-    Ok(Built {
-        kernel,
-        loaded,
-        ctas_per_sm,
-        clusters,
-    })
-}
-
 impl Plan {
     /// Plans `request` on `gpu`: chooses the Spec (given; else the autotune store's record for
     /// this device and shape bucket, see [`crate::autotune`]; else the default map), generates,
@@ -232,168 +167,98 @@ impl Plan {
         Plan::with_store(gpu, request, store.as_ref())
     }
 
-    /// [`Plan::new`] with an explicit autotune store (`None`: default map only).
+    /// [`Plan::new`] with an explicit autotune store (`None`: default map only). The spec is
+    /// chosen with every device adjustment made ([`crate::policy`] on [`Gpu::facts`]), then
+    /// compiled once; a second compile only where the device contradicts its facts (the
+    /// occupancy calculator or the driver's cluster count for the loaded kernel).
     pub fn with_store(
         gpu: &Gpu,
         request: PlanRequest,
         store: Option<&crate::autotune::Store>,
     ) -> Result<Plan> {
-        use crate::autotune::{candidates, Lookup, ShapeBucket};
         request.check()?;
-        let (spec, source) = match (request.spec, store) {
-            (Some(spec), _) => (spec, SpecSource::Given),
-            (None, store) => {
-                let default = default_spec_on(
-                    gpu.props().cc_major,
-                    request.k,
-                    request.m_cap,
-                    request.width,
-                );
-                let bucket = ShapeBucket::of(request.k, request.m_cap, request.width);
-                let current = candidates(request.k, request.width);
-                match store.map(|s| s.lookup(&super::tune::device_key(gpu), &bucket, &current)) {
-                    Some(Lookup::Tuned(spec)) => (spec, SpecSource::Tuned),
-                    Some(Lookup::Ignored(why)) => (default, SpecSource::DefaultIgnoring(why)),
-                    Some(Lookup::Missing) | None => (default, SpecSource::Default),
-                }
-            }
-        };
-        if spec.k != request.k {
-            return Err(Error::Input(format!(
-                "spec has k = {} but the plan asks for K = {}",
-                spec.k, request.k
-            )));
+        let (choice, built) = choose_and_build(gpu, &request, store)?;
+        if built.kernel.family == Family::Staged {
+            return staged_plan(gpu, request, choice, built);
         }
-        // The default map's 16-CTA clusters need the non-portable size and one resident cluster
-        // per row; where this device holds fewer (or none), the same spec on 8-CTA clusters
-        // takes the rows (a sampled one stays sampled: at 1 row of 2M-4M, where 16-CTA clusters
-        // sample, sampled 8-CTA clusters took 0.029-0.044 ms and exact ones 0.053-0.088 ms in
-        // an earlier run, bench/RESULTS.md).
-        let default_map = matches!(source, SpecSource::Default | SpecSource::DefaultIgnoring(_));
-        let default_cluster16 =
-            matches!(spec.mapping, topk_dsl::Mapping::Cluster { ctas: 16 }) && default_map;
-        let mut spec = spec;
-        let mut built = load_kernel(gpu, &spec, &request);
-        if default_cluster16 {
-            let fits =
-                matches!(&built, Ok(b) if !matches!(b.clusters, Some(n) if n < request.m_cap));
-            if !fits {
-                spec = Spec {
-                    mapping: topk_dsl::Mapping::Cluster { ctas: 8 },
-                    ..spec
-                };
-                built = load_kernel(gpu, &spec, &request);
-            }
-        }
-        // The default map's stagger offsets the two CTAs of an SM (measured with two 512-thread
-        // CTAs per SM); a device that holds another number of them starts the pool together.
-        if default_map && spec.stagger_us > 0 && !matches!(&built, Ok(b) if b.ctas_per_sm == 2) {
-            spec = Spec {
-                stagger_us: 0,
-                ..spec
-            };
-            built = load_kernel(gpu, &spec, &request);
-        }
-        // The tail margin covers the rows the pool starts last, one per worker: the pool's size,
-        // which a spec of the default map or of an autotune record (candidates are the same on
-        // every device) cannot carry, so it is set here from the first build's occupancy. Calls
-        // of at most one pool of rows have no tail. If the kernel with the tail held another
-        // number of CTAs per SM, the plan keeps the one without.
-        let tail_rho = persistent_tail_rho(request.width, &spec)
-            .filter(|_| !matches!(source, SpecSource::Given));
-        if let (Some(rho), Ok(first)) = (tail_rho, &built) {
-            let pool = gpu.props().sms * first.ctas_per_sm;
-            if request.m_cap > pool {
-                let tailed = Spec {
-                    tail_rows: pool,
-                    tail_rho: rho,
-                    ..spec
-                };
-                let tailed_build = load_kernel(gpu, &tailed, &request);
-                if matches!(&tailed_build, Ok(b) if b.ctas_per_sm == first.ctas_per_sm) {
-                    spec = tailed;
-                    built = tailed_build;
-                }
-            }
-        }
-        let Built {
-            kernel,
-            loaded,
-            ctas_per_sm,
-            clusters,
-        } = built?;
-        let smem = kernel.layout.dynamic_smem;
-        let block = kernel.layout.threads;
-        let sms = gpu.props().sms;
-        if kernel.family == Family::Staged {
-            if request.m_cap == 0 {
-                return Err(Error::Input(
-                    "map=staged needs M_cap >= 1 row (its workspace and grids are sized by it)"
-                        .into(),
-                ));
-            }
-            // The stage chain's limits are the sharded selector's with one rank.
-            crate::sharding::Sharding::new(1, request.width as usize).map_err(|_| {
-                Error::Input(format!(
-                    "map=staged takes rows of at most {} scores, got width {}; use a persistent \
-                     mapping",
-                    crate::sharding::MAX_SHARDED_POSITIONS,
-                    request.width
-                ))
-            })?;
-            let (chunks, chunk_len) =
-                super::sharded::stages::chunking(request.width, request.m_cap, sms);
-            let regions = super::sharded::stages::Regions::new(&spec, request.m_cap as usize, 1);
-            let steps =
-                super::sharded::stages::steps(&regions, chunks, request.m_cap, spec.k, block);
-            return Ok(Plan {
-                request,
-                spec,
-                grid: chunks,
-                block,
-                smem,
-                spill_cap: 0,
-                workspace_bytes: regions.total as u64 * 4,
-                ctas_per_sm,
-                source,
-                stages: Some(StagedLayout {
-                    chunks,
-                    chunk_len,
-                    regions,
-                    steps,
-                }),
-                kernel,
-                loaded,
-            });
-        }
-        let grid = match kernel.family {
-            // One cluster per row (rows loop inside); the grid is whole clusters, as many as
-            // are resident at once (the driver's count when it gives one).
-            Family::Cluster { ctas } => {
-                let ctas = ctas as u32;
-                let resident = clusters.unwrap_or(sms * ctas_per_sm / ctas);
-                resident.max(1).min(request.m_cap.max(1)) * ctas
-            }
-            _ => (sms * ctas_per_sm).min(request.m_cap.max(1)),
-        };
-        let (spill_cap, workspace_bytes) = workspace_size(&kernel.layout, request.width, grid);
+        let grid = grid(gpu, &request, &built);
+        let (spill_cap, workspace_bytes) =
+            workspace_size(&built.kernel.layout, request.width, grid);
         Ok(Plan {
             request,
-            spec,
-            kernel,
-            loaded,
+            spec: choice.spec,
             grid,
-            block,
-            smem,
+            block: built.kernel.layout.threads,
+            smem: built.kernel.layout.dynamic_smem,
             spill_cap,
             workspace_bytes,
-            ctas_per_sm,
-            source,
+            ctas_per_sm: built.ctas_per_sm,
+            source: choice.source,
             stages: None,
+            kernel: built.kernel,
+            loaded: built.loaded,
         })
     }
 
     pub fn family(&self) -> Family {
         self.kernel.family
     }
+}
+
+/// CTAs of a single-kernel plan: one cluster per row (rows loop inside), as many whole clusters
+/// as are resident at once (the driver's count when it gives one); else one CTA per row, as
+/// many as are resident.
+fn grid(gpu: &Gpu, request: &PlanRequest, built: &Built) -> u32 {
+    let sms = gpu.props().sms;
+    match built.kernel.family {
+        Family::Cluster { ctas } => {
+            let ctas = ctas as u32;
+            let resident = built.clusters.unwrap_or(sms * built.ctas_per_sm / ctas);
+            resident.max(1).min(request.m_cap.max(1)) * ctas
+        }
+        _ => (sms * built.ctas_per_sm).min(request.m_cap.max(1)),
+    }
+}
+
+/// A `map=staged` plan: the stage chain over position chunks per row, its workspace regions
+/// and steps.
+fn staged_plan(gpu: &Gpu, request: PlanRequest, choice: Choice, built: Built) -> Result<Plan> {
+    if request.m_cap == 0 {
+        return Err(Error::Input(
+            "map=staged needs M_cap >= 1 row (its workspace and grids are sized by it)".into(),
+        ));
+    }
+    // The stage chain's limits are the sharded selector's with one rank.
+    crate::sharding::Sharding::new(1, request.width as usize).map_err(|_| {
+        Error::Input(format!(
+            "map=staged takes rows of at most {} scores, got width {}; use a persistent mapping",
+            crate::sharding::MAX_SHARDED_POSITIONS,
+            request.width
+        ))
+    })?;
+    let spec = choice.spec;
+    let block = built.kernel.layout.threads;
+    let (chunks, chunk_len) =
+        super::sharded::stages::chunking(request.width, request.m_cap, gpu.props().sms);
+    let regions = super::sharded::stages::Regions::new(&spec, request.m_cap as usize, 1);
+    let steps = super::sharded::stages::steps(&regions, chunks, request.m_cap, spec.k, block);
+    Ok(Plan {
+        request,
+        spec,
+        grid: chunks,
+        block,
+        smem: built.kernel.layout.dynamic_smem,
+        spill_cap: 0,
+        workspace_bytes: regions.total as u64 * 4,
+        ctas_per_sm: built.ctas_per_sm,
+        source: choice.source,
+        stages: Some(StagedLayout {
+            chunks,
+            chunk_len,
+            regions,
+            steps,
+        }),
+        kernel: built.kernel,
+        loaded: built.loaded,
+    })
 }

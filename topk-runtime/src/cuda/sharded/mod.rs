@@ -17,7 +17,7 @@ pub use collective::{Collective, NcclCollective, RankWorkspace, SimulatedCollect
 pub use graph::ShardedGraph;
 
 use super::device::Gpu;
-use super::plan::context_parallel_spec;
+use crate::policy::context_parallel_spec;
 use crate::sharding::Sharding;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUdeviceptr;
@@ -34,7 +34,7 @@ pub struct ShardedRequest {
     pub m_cap: u32,
     pub sharding: Sharding,
     /// K, proposal and digits to use (map=persistent or staged, stride view, no
-    /// `exact_below`); default: `plan::context_parallel_spec`.
+    /// `exact_below`); default: `policy::context_parallel_spec`.
     pub spec: Option<Spec>,
 }
 
