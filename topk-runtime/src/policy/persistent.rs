@@ -13,7 +13,7 @@ pub struct Knob {
     pub apply: fn(Spec, &Shape, &DeviceFacts) -> Spec,
     /// Why, in a line.
     pub why: &'static str,
-    /// The section of bench/RESULTS.md that measured it.
+    /// The section of bench/RESULTS.md or docs/experiments.md (the history) that measured it.
     pub measured: &'static str,
 }
 
@@ -27,7 +27,7 @@ pub const KNOBS: [Knob; 4] = [
         },
         why: "short rows spend their time in the per-row chains, which more CTAs per SM hide; \
               long rows want the larger shared frontier of two CTAs",
-        measured: "Short-row calls on 256-thread CTAs; What moved the numbers",
+        measured: "Short-row calls; What moved the numbers",
     },
     Knob {
         name: "prefetch",

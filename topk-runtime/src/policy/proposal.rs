@@ -79,7 +79,7 @@ pub struct Margin {
     pub rescue: Centi,
     /// Why, in a line.
     pub why: &'static str,
-    /// The section of bench/RESULTS.md that measured it.
+    /// The section of bench/RESULTS.md or docs/experiments.md (the history) that measured it.
     pub measured: &'static str,
 }
 
@@ -91,7 +91,7 @@ pub const MARGINS: [Margin; 2] = [
         rescue: Centi(200),
         why: "on rows this short refining the frontier costs as much as the pass: fewer \
               candidates pay",
-        measured: "Short-row calls on 256-thread CTAs",
+        measured: "Short-row calls",
     },
     Margin {
         widths: WIDE_MARGIN_FROM_WIDTH..=u32::MAX,

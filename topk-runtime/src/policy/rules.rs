@@ -16,7 +16,7 @@ pub struct Rule {
     pub spec: fn(&Shape, &DeviceFacts) -> Spec,
     /// Why, in a line.
     pub why: &'static str,
-    /// The section of bench/RESULTS.md that measured it.
+    /// The section of bench/RESULTS.md or docs/experiments.md (the history) that measured it.
     pub measured: &'static str,
 }
 
@@ -31,7 +31,7 @@ pub const MAP: [Rule; 6] = [
         spec: |s, _| row_local(s.k, RowLocalVariant::Register),
         why: "the row fits a 1024-thread register tile and is read once; large batches of rows \
               from 12K+1 go to the pool, where rows this short take the exact boundary",
-        measured: "Short-row calls on 256-thread CTAs",
+        measured: "Short-row calls",
     },
     Rule {
         name: "streaming",
