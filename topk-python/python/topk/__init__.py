@@ -12,7 +12,7 @@ FlashInfer and vLLM ops.
 
 from __future__ import annotations
 
-from . import _native
+from . import _native, compat
 from ._arrays import MAX_K
 from ._select import cuda_status, select
 from ._selector import Selector
@@ -43,10 +43,3 @@ def empty_cache() -> None:
 
 __all__ = ["MAX_K", "Selector", "compat", "cuda_status", "empty_cache", "select"]
 
-
-def __getattr__(name: str):
-    if name == "compat":
-        from . import compat
-
-        return compat
-    raise AttributeError(f"module 'topk' has no attribute {name!r}")

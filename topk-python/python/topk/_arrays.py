@@ -147,6 +147,8 @@ def check_scores(v: _View) -> Tuple[int, int, int]:
     if len(v.shape) != 2:
         raise ValueError(f"scores must be 2-D [rows, width], got shape {list(v.shape)}: reshape to one row per query")
     rows, width = v.shape
+    if rows == 0 or width == 0:
+        return rows, width, width
     s0, s1 = v.strides
     if width > 1 and s1 != 1:
         raise ValueError(
@@ -183,6 +185,8 @@ def check_out(v: _View, rows: int, k: int, scores: _View) -> int:
     if not v.writable:
         raise ValueError("out is read-only: pass a writable array")
     same_device(v, scores, "out")
+    if rows == 0:
+        return k
     s0, s1 = v.strides
     if k > 1 and s1 != 1:
         raise ValueError(f"out needs column stride 1, got strides {list(v.strides)}")

@@ -67,6 +67,8 @@ def _torch_cuda(scores, k: int, lengths, out, check: bool):
         raise ValueError(f"scores must be 2-D [rows, width], got shape {list(scores.shape)}")
     rows, width = scores.shape
     s0, s1 = scores.stride()
+    if rows == 0 or width == 0:
+        s0, s1 = width, 1
     if width > 1 and s1 != 1:
         raise ValueError(
             f"scores need column stride 1, got strides {[s0, s1]}: use scores.contiguous()"
@@ -103,6 +105,9 @@ def _torch_cuda(scores, k: int, lengths, out, check: bool):
     else:
         out_pitch = _torch_out(out, rows, k, dev)
     if rows == 0:
+        return out
+    if width == 0:
+        out[:rows, :k].fill_(-1)
         return out
     if check and _capturing():
         raise ValueError(
@@ -142,6 +147,8 @@ def _torch_out(out, rows: int, k: int, dev) -> int:
             "allocate a larger output"
         )
     o0, o1 = out.stride()
+    if rows == 0:
+        return k
     if k > 1 and o1 != 1:
         raise ValueError(f"out needs column stride 1, got strides {[o0, o1]}")
     if rows > 1 and o0 < k:
@@ -208,7 +215,9 @@ def _dlpack_cuda(scores, scores_v, k: int, lengths, out, check: bool, stream: in
         out = _device_out(scores, rows, k, scores_v.index)
     ov = _arrays.view(out, "out", stream)
     out_pitch = _arrays.check_out(ov, rows, k, scores_v)
-    if rows:
+    if rows and not width:
+        out[:rows, :k] = -1
+    elif rows:
         _nvrtc.preload()
         _native.cuda_select(
             scores_v.index, stream, scores_v.ptr, rows, width, pitch, lengths_ptr, ov.ptr,
