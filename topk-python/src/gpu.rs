@@ -73,6 +73,27 @@ impl Drop for BoundContext {
     }
 }
 
+/// Runs `f` and then makes the thread's current context the one it had before (opening a
+/// device, planning and allocating bind the device's context; PyTorch reads its current device
+/// from the thread's context). Fails, saying why, when no GPU is usable.
+pub fn keeping_context<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    if !Gpu::available() {
+        // Opening yields the reason (no driver, no device, no NVRTC, ...).
+        return match Gpu::open(0) {
+            Err(e) => Err(to_py(e)),
+            Ok(_) => Err(PyRuntimeError::new_err("no usable CUDA device")),
+        };
+    }
+    let saved = cu::ctx::get_current().ok().flatten();
+    let result = f();
+    let now = cu::ctx::get_current().ok().flatten();
+    if now != saved {
+        // SAFETY: `saved` was current on this thread before `f` (or null: none was).
+        let _ = unsafe { cu::ctx::set_current(saved.unwrap_or(std::ptr::null_mut())) };
+    }
+    result
+}
+
 /// A device array of int32 that only grows; buffers it outgrew stay allocated.
 #[derive(Default)]
 struct GrowingArray {

@@ -143,7 +143,7 @@ fn cuda_select(
     }
     // SAFETY: the Python layer passes pointers of live tensors of `device` it holds for the
     // call, with the extents it checked, and the caller's current stream.
-    guard(|| py.detach(|| unsafe { gpu::select(call, check) }))
+    guard(|| py.detach(|| gpu::keeping_context(|| unsafe { gpu::select(call, check) })))
 }
 
 /// Whether a GPU can run the kernels here, and if not, why.
@@ -166,7 +166,10 @@ fn cuda_status(device: usize) -> (bool, String) {
 /// Waits for every device and frees the cached plans, workspaces and device arrays.
 #[pyfunction]
 fn release(py: Python<'_>) -> PyResult<()> {
-    guard(|| py.detach(gpu::release))
+    if !topk_runtime::cuda::Gpu::available() {
+        return Ok(()); // nothing was opened
+    }
+    guard(|| py.detach(|| gpu::keeping_context(gpu::release)))
 }
 
 /// A plan for fixed capacities on one device with its workspaces (`topk.Selector` on a GPU).
@@ -186,7 +189,11 @@ impl CudaSelector {
             to_u32("max_width", max_width)?,
         );
         let inner = guard(|| {
-            py.detach(|| gpu::Selector::new(device, k, max_rows, max_width).map_err(to_py))
+            py.detach(|| {
+                gpu::keeping_context(|| {
+                    gpu::Selector::new(device, k, max_rows, max_width).map_err(to_py)
+                })
+            })
         })?;
         Ok(CudaSelector { inner, k })
     }
@@ -210,12 +217,12 @@ impl CudaSelector {
             stream, scores, rows, width, pitch, lengths, live_rows, out, out_pitch,
         )?;
         // SAFETY: as `cuda_select`.
-        guard(|| py.detach(|| unsafe { self.inner.run(call) }))
+        guard(|| py.detach(|| gpu::keeping_context(|| unsafe { self.inner.run(call) })))
     }
 
     /// Status bits raised since the last call of this method (all streams), then cleared.
     fn take_status(&self, py: Python<'_>) -> PyResult<u32> {
-        guard(|| py.detach(|| self.inner.take_status()))
+        guard(|| py.detach(|| gpu::keeping_context(|| self.inner.take_status())))
     }
 
     /// Reads a call's inputs back and names the first offending row, if any.
@@ -230,7 +237,7 @@ impl CudaSelector {
         lengths: u64,
     ) -> PyResult<Option<String>> {
         let call = self.call(0, scores, rows, width, pitch, lengths, 0, 0, self.k as u64)?;
-        guard(|| Ok(py.detach(|| self.inner.locate(&call))))
+        guard(|| py.detach(|| gpu::keeping_context(|| Ok(self.inner.locate(&call)))))
     }
 
     /// The error the status bits stand for, with `found` appended.
