@@ -148,18 +148,20 @@ fn cuda_select(
 
 /// Whether a GPU can run the kernels here, and if not, why.
 #[pyfunction]
-fn cuda_status(device: usize) -> (bool, String) {
-    match guard(|| gpu::gpu(device).map_err(to_py)) {
-        Ok(g) => (
-            true,
-            format!(
+fn cuda_status(py: Python<'_>, device: usize) -> (bool, String) {
+    match guard(|| gpu::keeping_context(|| gpu::gpu(device).map_err(to_py))) {
+        Ok(g) => {
+            let p = g.props();
+            let about = format!(
                 "{} (compute capability {}.{})",
-                g.props().name,
-                g.props().cc_major,
-                g.props().cc_minor
-            ),
-        ),
-        Err(e) => (false, e.to_string()),
+                p.name, p.cc_major, p.cc_minor
+            );
+            (true, about)
+        }
+        Err(e) => {
+            let message = e.value(py).str().map(|s| s.to_string());
+            (false, message.unwrap_or_else(|_| e.to_string()))
+        }
     }
 }
 
