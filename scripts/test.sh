@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test suite: `cargo test --workspace` with libnvrtc from PyPI on the loader path, so the
-# NVRTC tests compile every preset without the CUDA toolkit or a GPU. GPU tests are #[ignore]d
-# (a GPU host runs them with --ignored).
+# NVRTC tests compile every preset without the CUDA toolkit or a GPU, then the Python package's
+# tests (scripts/test-python.sh: the wheel built and installed into a fresh virtualenv, pytest).
+# GPU tests are #[ignore]d (a GPU host runs them with --ignored).
 #
 # The preset compile test also skips itself when libnvrtc cannot be loaded. It runs on its own,
 # with its output shown, and when CI is set such a skip fails the run.
@@ -29,3 +30,5 @@ if grep -q "skipped $preset_test" "$log"; then
       ;;
   esac
 fi
+
+scripts/test-python.sh

@@ -6,6 +6,9 @@
   slots last; the contract leaves the order inside a row open.
 - flashinfer, sglang: `fi_select` / `sgl_select` of the prebuilt kit (run_peers.py), already in
   the contract (int32, -1 padded).
+- topk: this project's Python package (`topk.select`, eager, on the current stream), timed in
+  the same process and on the same tensors as the peers; install the wheel from
+  `scripts/python-wheel.sh` first. Its numbers include what the Python API adds over a launch.
 
 A peer that cannot be loaded keeps its error and is reported on every shape.
 """
@@ -22,7 +25,7 @@ import sys
 
 import torch
 
-PEER_NAMES = ("torch", "flashinfer", "sglang")
+PEER_NAMES = ("torch", "flashinfer", "sglang", "topk")
 TVM_FFI_WHEEL = "apache_tvm_ffi-*.whl"
 DEFAULT_TVM_FFI_TARGET = "/tmp/tvmffi"
 
@@ -134,6 +137,37 @@ class SGLang(KitPeer):
             return f"unknown ({type(e).__name__}: {first_line(e)})"
 
 
+class TopkPython(Peer):
+    """This project's selector through its Python package."""
+
+    name = "topk"
+
+    def __init__(self):
+        super().__init__()
+        self._routes: dict = {}
+        try:
+            import topk
+
+            why = topk.cuda_status(torch.cuda.current_device())
+            self.error = None if why is None else f"topk cannot use the GPU: {why}"
+            self.topk = topk
+        except Exception as e:  # noqa: BLE001
+            self.error = f"import topk failed (install the wheel of scripts/python-wheel.sh): {first_line(e)}"
+
+    def select(self, scores, lengths, k):
+        return self.topk.select(scores, k, lengths)
+
+    def route(self, rows, width, k):
+        key = (rows, width, k)
+        if key not in self._routes:
+            try:
+                sel = self.topk.Selector(k, rows, width, device=torch.cuda.current_device())
+                self._routes[key] = f"{sel.family}: {sel.spec}"
+            except Exception as e:  # noqa: BLE001
+                self._routes[key] = f"unknown ({type(e).__name__}: {first_line(e)})"
+        return self._routes[key]
+
+
 def first_line(e: BaseException, limit: int = 400) -> str:
     text = str(e).strip().splitlines()
     return (text[0] if text else repr(e))[:limit]
@@ -214,7 +248,7 @@ def build_peers(names: list[str], kit_dir: str):
     if unknown:
         raise ValueError(f"unknown peer(s) {unknown}; known: {', '.join(PEER_NAMES)}")
     kit = kit_error = kit_info = None
-    if any(n != "torch" for n in names):
+    if any(n not in ("torch", "topk") for n in names):
         kit, kit_error, kit_info = load_kit(kit_dir)
         if kit is not None and "sglang" in names:
             try:
@@ -225,6 +259,8 @@ def build_peers(names: list[str], kit_dir: str):
     for n in names:
         if n == "torch":
             peers.append(TorchTopK())
+        elif n == "topk":
+            peers.append(TopkPython())
         elif n == "flashinfer":
             peers.append(FlashInfer(kit, kit_error))
         else:

@@ -10,6 +10,10 @@ in a CUDA graph (eager timing when capture fails, said in the output), replayed 
 verified, timed (DESIGN §7), and verified again. An inexact result is reported, not timed.
 The floor is one read of the valid scores at 4.49 TB/s.
 
+`--peers topk,sglang,...` adds this project's Python package (`topk.select`) as one more
+selector, timed the same way in the same process on the same tensors (install the wheel of
+`scripts/python-wheel.sh` first).
+
 `--list-shapes` prints the calls (name rows width first_length row_offset) without a GPU.
 Exit status: 0 when the run completed (peer failures are data, see the JSON), 2 when it could
 not start, 3 when the CUDA context was lost part-way (the JSON holds the calls done).

@@ -27,8 +27,8 @@ pub mod status {
 /// A `map=staged` plan's workspace is instead the stage chain's regions (one block of words,
 /// grown with M_cap and K), cleared at the start of every call.
 pub struct Workspace {
-    control: CudaSlice<u32>,
-    spill: CudaSlice<i32>,
+    pub(super) control: CudaSlice<u32>,
+    pub(super) spill: CudaSlice<i32>,
     grid: u32,
     spill_cap: u32,
     /// Index in `control` of the status word.
@@ -139,7 +139,7 @@ impl Plan {
         (self.workspace_bytes as usize / 4).saturating_sub(CONTROL_WORDS)
     }
 
-    fn check_workspace(&self, ws: &Workspace) -> Result<()> {
+    pub(super) fn check_workspace(&self, ws: &Workspace) -> Result<()> {
         let words = match &self.stages {
             Some(stages) => stages.regions.total,
             None => CONTROL_WORDS,

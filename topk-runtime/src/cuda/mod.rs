@@ -13,6 +13,7 @@ pub mod nvrtc;
 pub use cache::CacheOutcome;
 pub use device::{DeviceProps, Gpu, Loaded};
 pub use nvrtc::{Arch, Compiled};
+pub mod call;
 pub mod launch;
 pub mod plan;
 pub mod selector;
@@ -20,6 +21,7 @@ pub mod sharded;
 pub mod timing;
 pub mod tune;
 
+pub use call::CallShape;
 pub use launch::{LaunchBuffers, RawBuffers, StreamJoin, Workspace};
 pub use plan::{Plan, PlanRequest, SpecSource};
 pub use selector::CudaSelector;

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Selecting Top-K indices from Python: NumPy on the CPU, PyTorch on the GPU when there is one,
+a Selector captured in a CUDA graph, and a compat entry point.
+
+    pip install ./topk-python        # (with a Rust toolchain; or the wheel of scripts/python-wheel.sh)
+    python3 examples/python/select.py
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import topk
+from topk import compat
+
+
+def check(scores: np.ndarray, lengths: np.ndarray, idx: np.ndarray, k: int) -> None:
+    """Every row: min(selected) >= max(unselected), or 0..L-1 then -1 for short rows."""
+    for row, (s, L, got) in enumerate(zip(scores, lengths, idx)):
+        if L <= k:
+            assert (got[:L] == np.arange(L)).all() and (got[L:] == -1).all(), row
+            continue
+        chosen = np.zeros(L, bool)
+        chosen[got] = True
+        assert chosen.sum() == k and s[:L][chosen].min() >= s[:L][~chosen].max(), row
+
+
+def cpu_example() -> None:
+    rng = np.random.default_rng(0)
+    scores = rng.standard_normal((8, 100_000)).astype(np.float32)
+    lengths = np.array([100_000, 50_000, 2048, 100, 0, 99_999, 4096, 70_000], np.int32)
+    idx = topk.select(scores, 2048, lengths)  # int32 [8, 2048], -1 padded
+    check(scores, lengths, idx, 2048)
+    print(f"CPU: {idx.shape} {idx.dtype}, exact; row 3 -> {idx[3, :3]} ... {idx[3, 99:102]}")
+
+
+def gpu_example() -> None:
+    import torch
+
+    why = topk.cuda_status() if torch.cuda.is_available() else "PyTorch sees no CUDA device"
+    if why is not None:
+        print(f"GPU: skipped ({why})")
+        return
+    dev = torch.device("cuda")
+    rows, width, k = 64, 262_144, 2048
+    scores = torch.randn(rows, width, device=dev)
+    lengths = torch.randint(1, width + 1, (rows,), device=dev, dtype=torch.int32)
+
+    # Eager: runs on torch.cuda.current_stream(), no synchronization.
+    idx = topk.select(scores, k, lengths, check=True)
+    check(scores.cpu().numpy(), lengths.cpu().numpy(), idx.cpu().numpy(), k)
+    print(f"GPU eager: {tuple(idx.shape)}, exact")
+
+    # Planned once for capacities, captured once, replayed with new lengths and row counts.
+    sel = topk.Selector(k, max_rows=rows, max_width=width, device=dev)
+    live = torch.tensor([rows], dtype=torch.int32, device=dev)
+    out = torch.empty(rows, k, dtype=torch.int32, device=dev)
+    sel(scores, lengths, out=out, live_rows=live)  # warm-up before capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        sel(scores, lengths, out=out, live_rows=live)
+    lengths.copy_(torch.randint(1, width + 1, (rows,), device=dev, dtype=torch.int32))
+    live.fill_(40)
+    graph.replay()
+    sel.check()  # raises on NaN scores, bad lengths or a bad row count
+    check(scores[:40].cpu().numpy(), lengths[:40].cpu().numpy(), out[:40].cpu().numpy(), k)
+    print(f"GPU graph replay: {sel} , 40 live rows, exact")
+
+    # An engine's call site, one import changed (here: FlashInfer's ragged transform).
+    offsets = torch.arange(rows, device=dev, dtype=torch.int32) * width
+    flat = compat.top_k_ragged_transform(scores, offsets, lengths, k)
+    print(f"compat.top_k_ragged_transform: first row's indices from {int(flat[0].max())} down")
+
+
+if __name__ == "__main__":
+    cpu_example()
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("GPU: skipped (PyTorch is not installed)")
+    else:
+        gpu_example()

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The Python package's tests: builds and installs `pip install ./topk-python` into a fresh
+# virtualenv (.dev/pytest-venv, git-ignored), with NumPy, pytest and PyTorch from PyPI, then runs
+# pytest on topk-python/tests. PyTorch from PyPI is the CUDA build (about 5 GB installed; it runs
+# on the CPU too); TOPK_TEST_TORCH=0 leaves it out, and its tests then skip. The GPU tests skip
+# without a GPU.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+venv=.dev/pytest-venv
+rm -rf "$venv"
+python3 -m venv "$venv"
+pip=("$venv/bin/python" -m pip --disable-pip-version-check)
+"${pip[@]}" install -q --upgrade pip
+"${pip[@]}" install -q numpy pytest
+if [[ "${TOPK_TEST_TORCH:-1}" != 0 ]]; then
+  "${pip[@]}" install -q torch
+fi
+"${pip[@]}" install ./topk-python
+# From outside the source tree, so the installed package is the one imported.
+cd topk-python/tests
+../../"$venv"/bin/python -m pytest -p no:cacheprovider -ra .

@@ -1,0 +1,324 @@
+//! `topk._native`: the Rust side of the `topk` Python package. Everything here takes plain
+//! integers (device pointers, extents, strides) that the Python layer reads from NumPy arrays,
+//! PyTorch tensors or DLPack capsules after checking dtype, rank and strides; the functions
+//! check what they rely on again and never panic across the boundary (see `errors::guard`).
+
+mod cpu;
+mod dlpack;
+mod errors;
+mod gpu;
+
+use errors::{guard, to_py};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// Describes a DLPack capsule: `(ptr, shape, strides, dtype, device_type, device_id,
+/// read_only)`, strides in elements. The capsule is not consumed and must outlive `ptr`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn dlpack_describe(
+    capsule: &Bound<'_, PyAny>,
+) -> PyResult<(u64, Vec<i64>, Vec<i64>, String, i32, i32, bool)> {
+    guard(|| {
+        let d = dlpack::describe(capsule)?;
+        Ok((
+            d.ptr,
+            d.shape,
+            d.strides,
+            d.dtype,
+            d.device_type,
+            d.device_id,
+            d.read_only,
+        ))
+    })
+}
+
+/// The DLPack device type codes this module knows: `(cpu, cuda, cuda_host, cuda_managed)`.
+#[pyfunction]
+fn dlpack_device_types() -> (i32, i32, i32, i32) {
+    (
+        dlpack::DEVICE_CPU,
+        dlpack::DEVICE_CUDA,
+        dlpack::DEVICE_CUDA_HOST,
+        dlpack::DEVICE_CUDA_MANAGED,
+    )
+}
+
+fn to_u32(what: &str, v: u64) -> PyResult<u32> {
+    u32::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} {v} does not fit 32 bits")))
+}
+
+/// Selects on the CPU backend from host pointers. `lengths_bits` is 0 (no lengths: every row
+/// full), 32 or 64, with `lengths_stride` in elements. Nothing is written to `out` on error.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn cpu_select(
+    py: Python<'_>,
+    scores: u64,
+    rows: usize,
+    width: usize,
+    pitch: usize,
+    lengths: u64,
+    lengths_bits: u32,
+    lengths_stride: isize,
+    out: u64,
+    out_pitch: usize,
+    k: usize,
+) -> PyResult<()> {
+    let lengths = match lengths_bits {
+        0 => cpu::HostLengths::Full,
+        32 => cpu::HostLengths::I32 {
+            ptr: lengths,
+            stride: lengths_stride,
+        },
+        64 => cpu::HostLengths::I64 {
+            ptr: lengths,
+            stride: lengths_stride,
+        },
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "lengths must be int32 or int64, got {other}-bit integers"
+            )))
+        }
+    };
+    if pitch < width || out_pitch < k {
+        return Err(PyValueError::new_err(
+            "row strides must be at least the width (scores) and K (out)",
+        ));
+    }
+    let call = cpu::HostCall {
+        scores,
+        rows,
+        width,
+        pitch,
+        lengths,
+        out,
+        out_pitch,
+        k,
+    };
+    // SAFETY: the Python layer passes pointers of live arrays it holds for the call, with the
+    // extents it checked.
+    guard(|| py.detach(|| unsafe { cpu::select_py(call) }))
+}
+
+/// The CPU backend's policy for K and width (the canonical spec text).
+#[pyfunction]
+fn cpu_spec(k: usize, width: usize) -> String {
+    cpu::default_spec(k, width).to_string()
+}
+
+/// An eager GPU call on the caller's stream with the cached plan of its capacity bucket.
+/// `lengths` 0: every row full. With `check`, synchronizes and raises on the status word.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn cuda_select(
+    py: Python<'_>,
+    device: usize,
+    stream: u64,
+    scores: u64,
+    rows: u64,
+    width: u64,
+    pitch: u64,
+    lengths: u64,
+    out: u64,
+    out_pitch: u64,
+    k: u64,
+    check: bool,
+) -> PyResult<()> {
+    let call = gpu::DeviceCall {
+        device,
+        stream,
+        scores,
+        rows: to_u32("rows", rows)?,
+        width: to_u32("width", width)?,
+        pitch,
+        lengths,
+        live_rows: 0,
+        out,
+        out_pitch,
+        k: to_u32("K", k)?,
+    };
+    if call.rows == 0 {
+        return Ok(());
+    }
+    // SAFETY: the Python layer passes pointers of live tensors of `device` it holds for the
+    // call, with the extents it checked, and the caller's current stream.
+    guard(|| py.detach(|| gpu::keeping_context(|| unsafe { gpu::select(call, check) })))
+}
+
+/// Whether a GPU can run the kernels here, and if not, why.
+#[pyfunction]
+fn cuda_status(py: Python<'_>, device: usize) -> (bool, String) {
+    match guard(|| gpu::keeping_context(|| gpu::gpu(device).map_err(to_py))) {
+        Ok(g) => {
+            let p = g.props();
+            let about = format!(
+                "{} (compute capability {}.{})",
+                p.name, p.cc_major, p.cc_minor
+            );
+            (true, about)
+        }
+        Err(e) => {
+            let message = e.value(py).str().map(|s| s.to_string());
+            (false, message.unwrap_or_else(|_| e.to_string()))
+        }
+    }
+}
+
+/// Waits for every device and frees the cached plans, workspaces and device arrays.
+#[pyfunction]
+fn release(py: Python<'_>) -> PyResult<()> {
+    if !topk_runtime::cuda::Gpu::available() {
+        return Ok(()); // nothing was opened
+    }
+    guard(|| py.detach(|| gpu::keeping_context(gpu::release)))
+}
+
+/// A plan for fixed capacities on one device with its workspaces (`topk.Selector` on a GPU).
+#[pyclass(module = "topk._native", frozen)]
+struct CudaSelector {
+    inner: gpu::Selector,
+    k: u32,
+}
+
+#[pymethods]
+impl CudaSelector {
+    #[new]
+    fn new(py: Python<'_>, device: usize, k: u64, max_rows: u64, max_width: u64) -> PyResult<Self> {
+        let (k, max_rows, max_width) = (
+            to_u32("K", k)?,
+            to_u32("max_rows", max_rows)?,
+            to_u32("max_width", max_width)?,
+        );
+        let inner = guard(|| {
+            py.detach(|| {
+                gpu::keeping_context(|| {
+                    gpu::Selector::new(device, k, max_rows, max_width).map_err(to_py)
+                })
+            })
+        })?;
+        Ok(CudaSelector { inner, k })
+    }
+
+    /// Launches one call on `stream`. `lengths` 0: every row full; `live_rows` 0: all rows.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        py: Python<'_>,
+        stream: u64,
+        scores: u64,
+        rows: u64,
+        width: u64,
+        pitch: u64,
+        lengths: u64,
+        live_rows: u64,
+        out: u64,
+        out_pitch: u64,
+    ) -> PyResult<()> {
+        let call = self.call(
+            stream, scores, rows, width, pitch, lengths, live_rows, out, out_pitch,
+        )?;
+        // SAFETY: as `cuda_select`.
+        guard(|| py.detach(|| gpu::keeping_context(|| unsafe { self.inner.run(call) })))
+    }
+
+    /// Status bits raised since the last call of this method (all streams), then cleared.
+    fn take_status(&self, py: Python<'_>) -> PyResult<u32> {
+        guard(|| py.detach(|| gpu::keeping_context(|| self.inner.take_status())))
+    }
+
+    /// Reads a call's inputs back and names the first offending row, if any.
+    #[allow(clippy::too_many_arguments)]
+    fn locate(
+        &self,
+        py: Python<'_>,
+        scores: u64,
+        rows: u64,
+        width: u64,
+        pitch: u64,
+        lengths: u64,
+    ) -> PyResult<Option<String>> {
+        let call = self.call(0, scores, rows, width, pitch, lengths, 0, 0, self.k as u64)?;
+        guard(|| py.detach(|| gpu::keeping_context(|| Ok(self.inner.locate(&call)))))
+    }
+
+    /// The error the status bits stand for, with `found` appended.
+    #[staticmethod]
+    #[pyo3(signature = (bits, found=None))]
+    fn status_error(bits: u32, found: Option<String>) -> PyErr {
+        gpu::status_error(bits, found)
+    }
+
+    /// The spec the plan runs (canonical text).
+    #[getter]
+    fn spec(&self) -> String {
+        self.inner.plan.spec.to_string()
+    }
+
+    /// The kernel family: persistent, rowlocal_register, rowlocal_streaming, kvsplit, cluster
+    /// or staged.
+    #[getter]
+    fn family(&self) -> &'static str {
+        gpu::family_name(&self.inner.plan)
+    }
+
+    /// Where the spec came from: given, tuned or default.
+    #[getter]
+    fn source(&self) -> String {
+        format!("{:?}", self.inner.plan.source)
+    }
+
+    #[getter]
+    fn grid(&self) -> u32 {
+        self.inner.plan.grid
+    }
+
+    #[getter]
+    fn workspace_bytes(&self) -> u64 {
+        self.inner.plan.workspace_bytes
+    }
+}
+
+impl CudaSelector {
+    #[allow(clippy::too_many_arguments)]
+    fn call(
+        &self,
+        stream: u64,
+        scores: u64,
+        rows: u64,
+        width: u64,
+        pitch: u64,
+        lengths: u64,
+        live_rows: u64,
+        out: u64,
+        out_pitch: u64,
+    ) -> PyResult<gpu::DeviceCall> {
+        Ok(gpu::DeviceCall {
+            device: self.inner.device,
+            stream,
+            scores,
+            rows: to_u32("rows", rows)?,
+            width: to_u32("width", width)?,
+            pitch,
+            lengths,
+            live_rows,
+            out,
+            out_pitch,
+            k: self.k,
+        })
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(dlpack_describe, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack_device_types, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu_select, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_select, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_status, m)?)?;
+    m.add_function(wrap_pyfunction!(release, m)?)?;
+    m.add_class::<CudaSelector>()?;
+    m.add("MAX_K", topk_dsl::MAX_K)?;
+    Ok(())
+}

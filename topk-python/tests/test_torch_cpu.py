@@ -1,0 +1,118 @@
+"""PyTorch on the CPU: tensors through `topk.select`, the registered custom ops, tracing under
+`torch.compile(fullgraph=True)`, the compat entry points on tensors, and torch-specific errors.
+Skipped where PyTorch is not installed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import topk  # noqa: E402
+from topk import compat  # noqa: E402
+from reference import check, same_sets, select_reference  # noqa: E402
+
+GEN = torch.Generator().manual_seed(11)
+
+
+def scores_and_lengths(rows: int, width: int, k: int):
+    scores = torch.randn(rows, width, generator=GEN)
+    lengths = torch.randint(0, width + 1, (rows,), generator=GEN, dtype=torch.int32)
+    lengths[: min(rows, 3)] = torch.tensor([width, k, 1][: min(rows, 3)], dtype=torch.int32)
+    return scores, lengths
+
+
+def test_cpu_tensors():
+    scores, lengths = scores_and_lengths(6, 20000, 512)
+    out = topk.select(scores, 512, lengths)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.int32 and out.shape == (6, 512)
+    check(scores.numpy(), lengths.numpy(), out.numpy(), 512)
+    out64 = topk.select(scores, 512, lengths.long())
+    assert torch.equal(out, out64)
+
+
+def test_strided_tensor_view():
+    wide = torch.randn(8, 6000, generator=GEN)
+    view = wide[1::2, 500:5500]
+    check(view.numpy(), None, topk.select(view, 100).numpy(), 100)
+
+
+def test_custom_ops_are_registered():
+    scores, lengths = scores_and_lengths(4, 3000, 64)
+    out = torch.ops.topk.select(scores, 64, lengths)
+    check(scores.numpy(), lengths.numpy(), out.numpy(), 64)
+    buf = torch.full((4, 64), 5, dtype=torch.int32)
+    torch.ops.topk.select_out(scores, 64, lengths, buf)
+    check(scores.numpy(), lengths.numpy(), buf.numpy(), 64)
+
+
+def test_fake_tensor_shapes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        s = torch.empty(7, 1000)
+        out = torch.ops.topk.select(s, 33, None)
+        assert out.shape == (7, 33) and out.dtype == torch.int32
+
+
+def test_torch_compile_fullgraph_traces_the_op():
+    def f(s, l):
+        idx = topk.select(s, 128, l)
+        return torch.gather(s, 1, idx.clamp(min=0).long()), idx
+
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    scores, lengths = scores_and_lengths(5, 4000, 128)
+    values, idx = compiled(scores, lengths)
+    check(scores.numpy(), lengths.numpy(), idx.numpy(), 128)
+    assert torch.equal(values, torch.gather(scores, 1, idx.clamp(min=0).long()))
+
+
+def test_compat_on_tensors():
+    k = 16
+    rows, width = 6, 400
+    scores = torch.randperm(rows * width, generator=GEN).reshape(rows, width).float()
+    lengths = torch.tensor([0, 1, 16, 400, 250, 17], dtype=torch.int32)
+    offsets = torch.tensor([5, 0, 100, 7, 9, 1000], dtype=torch.int32)
+    want = select_reference(scores.numpy(), lengths.numpy(), k)
+    got = compat.top_k_ragged_transform(scores, offsets, lengths, k)
+    assert same_sets(got.numpy(), np.where(want >= 0, want + offsets.numpy()[:, None], -1))
+    out = torch.zeros(rows, k, dtype=torch.int32)
+    compat.topk_transform_paged_v2(scores, lengths, None, out, 1, compat.plan_topk_v2(lengths))
+    assert same_sets(out.numpy(), want)
+    table = torch.randint(0, 1 << 16, (rows, width // 4), generator=GEN, dtype=torch.int32)
+    compat.topk_transform_paged_v2(scores, lengths, table, out, 4, None)
+    t = table.numpy()
+    paged = np.where(want >= 0, t[np.arange(rows)[:, None], np.maximum(want, 0) // 4] * 4 + want % 4, -1)
+    assert same_sets(out.numpy(), paged)
+    idx = torch.zeros(rows, k, dtype=torch.int32)
+    starts = torch.tensor([0, 0, 50, 50, 50, 100], dtype=torch.int32)
+    ends = torch.tensor([10, 400, 300, 60, 66, 400], dtype=torch.int32)
+    compat.top_k_per_row_prefill(scores, starts, ends, idx, rows, width, 1, k)
+    for i in range(rows):
+        ref = select_reference(scores[i : i + 1, int(starts[i]) : int(ends[i])].numpy(), None, k)
+        assert same_sets(idx[i : i + 1].numpy(), ref)
+    compat.top_k_per_row_decode(scores, 2, torch.tensor([3, 400, 120], dtype=torch.int32), idx, rows, width, 1, k)
+    ends = [3 - 2 + 1, 3, 400 - 1, 400, 120 - 1, 120]
+    assert same_sets(idx.numpy(), select_reference(scores.numpy(), np.array(ends), k))
+    compat.persistent_topk(scores, lengths, idx, None, k, 200)
+    assert same_sets(idx.numpy(), select_reference(scores.numpy(), np.minimum(lengths.numpy(), 200), k))
+
+
+@pytest.mark.parametrize(
+    "call,error,match",
+    [
+        (lambda: topk.select(torch.randn(3, 10, dtype=torch.float64), 2), TypeError, "float32"),
+        (lambda: topk.select(torch.randn(3, 10, dtype=torch.bfloat16), 2), TypeError, "float32"),
+        (lambda: topk.select(torch.randn(3, 10).t(), 2), ValueError, "column stride"),
+        (lambda: topk.select(torch.randn(10), 2), ValueError, "2-D"),
+        (lambda: topk.select(torch.randn(3, 10), 2, torch.tensor([1, 2, 3], dtype=torch.int16)), TypeError, "int32 or int64"),
+        (lambda: topk.select(torch.randn(3, 10), 2, out=torch.zeros(3, 1, dtype=torch.int32)), ValueError, "at least"),
+        (lambda: topk.select(torch.randn(3, 10), 2, out=torch.zeros(3, 2)), TypeError, "int32"),
+        (lambda: topk.select(torch.randn(3, 10), 2, torch.tensor([1, 2, 11])), ValueError, "row 2 has length 11"),
+        (lambda: topk.select(torch.randn(3, 10), 2, sorted=True), NotImplementedError, "sorted"),
+    ],
+)
+def test_bad_tensor_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
