@@ -33,7 +33,7 @@ pub fn default_spec(k: usize, width: usize) -> Spec {
     let k = u32::try_from(k).unwrap_or(u32::MAX);
     Spec {
         k,
-        ..topk_runtime::cuda::plan::persistent_spec_for(k.clamp(1, MAX_K), width)
+        ..topk_runtime::policy::persistent_spec_for(k.clamp(1, MAX_K), width)
     }
 }
 
