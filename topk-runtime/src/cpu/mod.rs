@@ -15,7 +15,7 @@ mod baseline;
 mod certify;
 mod coarse;
 mod exact_coarse;
-
+mod finish;
 mod oracle;
 mod output;
 mod params;
@@ -23,11 +23,15 @@ mod propose;
 mod refine;
 mod scan;
 mod select;
+mod select_call;
 pub mod sharded;
 mod verify;
+mod verify_call;
 pub mod view;
 
 pub use baseline::select_baseline;
-pub use oracle::oracle;
+pub use oracle::{oracle, oracle_with};
 pub use select::{select, select_rows_from};
+pub use select_call::select_with;
 pub use verify::{verify, VerifyReport, Violation};
+pub use verify_call::verify_with;

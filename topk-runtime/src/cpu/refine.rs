@@ -51,8 +51,15 @@ impl Frontier {
     }
 
     /// Commit the `quota` best entries of the frontier to `out` (eq. 23-25, then the final
-    /// equal-key group). Requires `quota <= |Q0|` and `hist` to count `digits[0]` over Q0.
-    pub fn refine(&mut self, digits: &[Digit], mut quota: usize, out: &mut OutRow) {
+    /// equal-key group: any of its entries, or the lowest indices with `lowest_ties`).
+    /// Requires `quota <= |Q0|` and `hist` to count `digits[0]` over Q0.
+    pub fn refine(
+        &mut self,
+        digits: &[Digit],
+        mut quota: usize,
+        out: &mut OutRow,
+        lowest_ties: bool,
+    ) {
         for (j, &digit) in digits.iter().enumerate() {
             if self.current.len() <= quota {
                 break; // the whole frontier is selected: nothing left to resolve
@@ -75,7 +82,12 @@ impl Frontier {
             }
             std::mem::swap(&mut self.hist, &mut self.next_hist);
         }
-        // Every entry left has the same FP32 key (or the frontier fits the quota): any will do.
+        // Every entry left has the same key (or the frontier fits the quota): any will do,
+        // unless ties go to the lowest indices.
+        if lowest_ties && self.current.len() > quota && quota > 0 {
+            self.current
+                .select_nth_unstable_by_key(quota - 1, |c| c.index);
+        }
         for c in self.current.iter().take(quota) {
             out.push(c.index);
         }

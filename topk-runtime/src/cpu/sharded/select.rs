@@ -69,6 +69,13 @@ pub fn select_sharded_with(
              widen; remove tail"
         )));
     }
+    if spec.dtype != topk_dsl::Dtype::F32 || !spec.io.is_default() {
+        return Err(Error::Input(format!(
+            "`{spec}`: the context-parallel selector takes f32 scores and the plain interface \
+             (lengths in, unordered indices out); select the gathered rows with \
+             cpu::select_with for the other dtypes and interface fields"
+        )));
+    }
     scores.check()?;
     check_indices(scores.rows, params.k, out.len(), out_pitch)?;
     if scores.rows == 0 {
