@@ -207,7 +207,8 @@ mod tests {
     #[test]
     fn sixteen_bit_keys_order_every_value_and_collide_only_on_zeros() {
         use half::bf16;
-        let widen: [(Dtype, fn(u16) -> f32); 2] = [
+        type Widen = fn(u16) -> f32;
+        let widen: [(Dtype, Widen); 2] = [
             (Dtype::F16, |b| f16::from_bits(b).to_f32()),
             (Dtype::Bf16, |b| bf16::from_bits(b).to_f32()),
         ];

@@ -130,3 +130,43 @@ fn boundary_digit(hist: &[u32], quota: usize) -> (usize, usize) {
     }
     (hist.len(), ahead)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frontiers the CPU phases build list each group of equal keys in column order, so the
+    /// first entries of the last group are its lowest indices anyway; a frontier in any other
+    /// order (as the GPU's atomics build it) must still give the lowest indices.
+    #[test]
+    fn lowest_ties_take_the_lowest_indices_of_an_unordered_final_group() {
+        let digits = [
+            Digit {
+                shift: 21,
+                width: 11,
+            },
+            Digit {
+                shift: 10,
+                width: 11,
+            },
+            Digit {
+                shift: 0,
+                width: 10,
+            },
+        ];
+        // One better key (index 40), then nine equal keys in scrambled index order.
+        let tie_indices = [17u32, 3, 29, 11, 5, 23, 2, 31, 8];
+        let mut frontier = Frontier::new(1 << 11);
+        frontier.reset(digits[0]);
+        frontier.admit(40, 0x1000_0000, digits[0]);
+        for &i in &tie_indices {
+            frontier.admit(i as usize, 0x2000_0000, digits[0]);
+        }
+        let mut slots = [0i32; 5];
+        let mut out = OutRow::new(&mut slots);
+        frontier.refine(&digits, 5, &mut out, true);
+        let mut chosen = slots;
+        chosen.sort_unstable();
+        assert_eq!(chosen, [2, 3, 5, 8, 40]);
+    }
+}
