@@ -85,6 +85,9 @@ pub(crate) fn open(
         Dtype::F32 => FileDtype::Supported(ElementType::F32),
         Dtype::I32 => FileDtype::Supported(ElementType::I32),
         Dtype::I64 => FileDtype::Supported(ElementType::I64),
+        Dtype::F16 => FileDtype::Supported(ElementType::F16),
+        Dtype::BF16 => FileDtype::Supported(ElementType::Bf16),
+        Dtype::U16 => FileDtype::Supported(ElementType::U16),
         other => FileDtype::Other(dtype_name(other)),
     };
     let elements = info
@@ -134,6 +137,9 @@ fn st_dtype(t: ElementType) -> Dtype {
         ElementType::F32 => Dtype::F32,
         ElementType::I32 => Dtype::I32,
         ElementType::I64 => Dtype::I64,
+        ElementType::F16 => Dtype::F16,
+        ElementType::Bf16 => Dtype::BF16,
+        ElementType::U16 => Dtype::U16,
     }
 }
 
