@@ -237,8 +237,24 @@ fn f16_and_bf16_files_select_in_their_dtype_and_verify() {
     assert_eq!(outputs[1], outputs[2]);
     select(&bf16_npy, &[]).assert_bad_input(&["uint16", "--spec dtype=bf16"]);
     select(&f16_npy, &["--spec", "dtype=bf16"]).assert_bad_input(&["dtype=bf16", "float16"]);
-    // A bfloat16 values file as .safetensors keeps its dtype.
-    let st_vals = d.join("v.safetensors");
+}
+
+#[test]
+fn a_bf16_values_file_as_safetensors_keeps_its_dtype() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let brains: Vec<bf16> = scores().iter().map(|&x| bf16::from_f32(x)).collect();
+    let bf16_st = d.join("b.safetensors");
+    safetensors::write(
+        &bf16_st,
+        &[safetensors::NamedTensor {
+            name: "scores",
+            shape: &[4, 12],
+            data: &brains,
+        }],
+    )
+    .unwrap();
+    let (out, st_vals) = (d.join("i.npy"), d.join("v.safetensors"));
     run(&[
         "select",
         "--scores",
@@ -253,6 +269,11 @@ fn f16_and_bf16_files_select_in_their_dtype_and_verify() {
     .assert_success();
     let file = topk::io::ArrayFile::open(&st_vals, None, None).unwrap();
     assert_eq!(file.element_type().unwrap().numpy_name(), "bfloat16");
+    let values = file.read::<bf16>(&mut |_, _| {}).unwrap().data;
+    let picked = indices(&out);
+    for (j, (&i, v)) in picked.iter().zip(&values).enumerate() {
+        assert_eq!(*v, brains[(j / 4) * 12 + i as usize], "slot {j}");
+    }
 }
 
 #[test]
@@ -382,6 +403,22 @@ fn interface_flags_are_refused_where_they_cannot_run() {
     args.extend(["--offsets", s(&short)]);
     run(&args).assert_bad_input(&["--offsets", "holds 3 values but 4 are needed"]);
     assert_eq!(files_in(d), before);
+    run(&[
+        "bench",
+        "--backend",
+        "cuda",
+        "--profile",
+        "iid",
+        "--rows",
+        "2",
+        "--width",
+        "1024",
+        "--k",
+        "8",
+        "--spec",
+        "ties=lowest",
+    ])
+    .assert_bad_input(&["--backend cuda: `ties=lowest` is implemented on the CPU backend only"]);
     // Flags that need a partner are usage errors from the parser (exit 2).
     for extra in [
         &["--relative-to-start"][..],

@@ -81,15 +81,7 @@ pub(crate) fn open(
     // The tensor's declared byte range; `read` compares it with the shape and dtype.
     let declared = (end - start) as u64;
     let in_file = file_len.saturating_sub(begin).min(declared);
-    let dtype = match info.dtype {
-        Dtype::F32 => FileDtype::Supported(ElementType::F32),
-        Dtype::I32 => FileDtype::Supported(ElementType::I32),
-        Dtype::I64 => FileDtype::Supported(ElementType::I64),
-        Dtype::F16 => FileDtype::Supported(ElementType::F16),
-        Dtype::BF16 => FileDtype::Supported(ElementType::Bf16),
-        Dtype::U16 => FileDtype::Supported(ElementType::U16),
-        other => FileDtype::Other(dtype_name(other)),
-    };
+    let dtype = file_dtype(info.dtype);
     let elements = info
         .shape
         .iter()
@@ -114,6 +106,19 @@ pub(crate) fn open(
         available: in_file,
         exclusive: false,
     })
+}
+
+/// A tensor's dtype as this crate reads it.
+fn file_dtype(d: Dtype) -> FileDtype {
+    match d {
+        Dtype::F32 => FileDtype::Supported(ElementType::F32),
+        Dtype::I32 => FileDtype::Supported(ElementType::I32),
+        Dtype::I64 => FileDtype::Supported(ElementType::I64),
+        Dtype::F16 => FileDtype::Supported(ElementType::F16),
+        Dtype::BF16 => FileDtype::Supported(ElementType::Bf16),
+        Dtype::U16 => FileDtype::Supported(ElementType::U16),
+        other => FileDtype::Other(dtype_name(other)),
+    }
 }
 
 fn dtype_name(d: Dtype) -> String {

@@ -123,7 +123,7 @@ fn calls_that_do_not_match_their_spec_are_refused() {
     };
     for s in [values, window_spec(Transform::None), f16_spec] {
         let err = cpu::select(&s, &m, &mut out, K, false).unwrap_err();
-        has(err.to_string(), "call cpu::select_with");
+        has(err.to_string(), "needs cpu::select_with");
     }
 }
 

@@ -190,19 +190,21 @@ pub(super) fn select_row(
 /// A spec [`select`] can run: FP32 scores, lengths in, indices out, no transform.
 fn check_plain_interface(spec: &Spec) -> Result<()> {
     let io = &spec.io;
-    if spec.dtype != Dtype::F32
-        || io.values
-        || io.rows != Rows::Lengths
-        || io.transform != Transform::None
-    {
-        return Err(Error::Input(format!(
-            "`{spec}` reads {} scores or needs inputs or outputs beside lengths and indices; \
-             a ScoreMatrix holds f32 scores and lengths: call cpu::select_with with ScoreRows, \
-             a CallIo and a CallOut",
-            spec.dtype
-        )));
-    }
-    Ok(())
+    let needs = if spec.dtype != Dtype::F32 {
+        format!("dtype={}", spec.dtype)
+    } else if io.values {
+        "values=true".to_string()
+    } else if io.rows != Rows::Lengths {
+        format!("rows={}", io.rows)
+    } else if io.transform != Transform::None {
+        format!("transform={}", io.transform)
+    } else {
+        return Ok(());
+    };
+    Err(Error::Input(format!(
+        "`{spec}`: {needs} needs cpu::select_with (ScoreRows, CallIo, CallOut); cpu::select \
+         takes f32 scores with lengths and writes indices only"
+    )))
 }
 
 pub(super) fn route_stats(outcomes: &[RowOutcome], per_row_routes: bool) -> RouteStats {
