@@ -235,6 +235,9 @@ fn f16_and_bf16_files_select_in_their_dtype_and_verify() {
     // The same numbers in any dtype: the same canonical indices.
     assert_eq!(outputs[0], outputs[1]);
     assert_eq!(outputs[1], outputs[2]);
+    // 16-bit digits in --spec apply to the file's 16-bit dtype.
+    select(&f16_npy, &["--spec", "digits=8+8"]).assert_success();
+    assert_eq!(indices(&out), outputs[0]);
     select(&bf16_npy, &[]).assert_bad_input(&["uint16", "--spec dtype=bf16"]);
     select(&f16_npy, &["--spec", "dtype=bf16"]).assert_bad_input(&["dtype=bf16", "float16"]);
 }

@@ -61,6 +61,16 @@ impl SpecChoice {
     /// The chosen spec at rank `k`, validated; `None` when neither --spec nor --preset was
     /// given (the backend then picks its default). A `k=` written in --spec must agree with --k.
     pub fn resolve(&self, k: usize) -> Result<Option<Spec>, CliError> {
+        let spec = self.resolve_unvalidated(k)?;
+        if let Some(spec) = &spec {
+            spec.validate()?;
+        }
+        Ok(spec)
+    }
+
+    /// [`SpecChoice::resolve`] without the final validation, for callers that change fields
+    /// (the dtype of a score file) before validating.
+    pub fn resolve_unvalidated(&self, k: usize) -> Result<Option<Spec>, CliError> {
         let mut spec = match (&self.spec, &self.preset) {
             (Some(text), _) => {
                 let spec = Spec::parse(text)?;
@@ -76,7 +86,6 @@ impl SpecChoice {
             (None, None) => return Ok(None),
         };
         spec.k = k as u32;
-        spec.validate()?;
         Ok(Some(spec))
     }
 }

@@ -125,7 +125,7 @@ pub fn call_spec(
              --spec sets the selector"
         )));
     }
-    let mut spec = choice.resolve(k)?.unwrap_or_else(default);
+    let mut spec = choice.resolve_unvalidated(k)?.unwrap_or_else(default);
     spec.k = u32::try_from(k).unwrap_or(u32::MAX);
     if choice.names("dtype") && spec.dtype != dtype {
         return Err(CliError::Usage(format!(
