@@ -1,7 +1,9 @@
 //! What `topk_kernel!` expands to: the Spec its keys describe, defaults for omitted keys, its
 //! canonical text, and a hash that tells specs apart.
 
-use topk::dsl::{Centi, Digits, Mapping, Proposal, RowLocalVariant};
+use topk::dsl::{
+    Centi, Digits, Dtype, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Ties, Transform,
+};
 use topk::{topk_kernel, KernelConst, Spec};
 
 const DEFAULT: KernelConst = topk_kernel!();
@@ -33,7 +35,25 @@ const CLUSTER: KernelConst = topk_kernel!(
     digits = "8+8+8+8"
 );
 
-const ALL: [KernelConst; 6] = [DEFAULT, KV4, KV4_SPELLED_OUT, S64, REGISTER, CLUSTER];
+/// A serving call's interface: the CPU backend runs it, the kernels do not generate it yet.
+const SERVING: KernelConst = topk_kernel!(
+    dtype = bf16,
+    values = true,
+    order = sorted,
+    ties = lowest,
+    rows = window_relative,
+    transform = paged,
+);
+
+const ALL: [KernelConst; 7] = [
+    DEFAULT,
+    KV4,
+    KV4_SPELLED_OUT,
+    S64,
+    REGISTER,
+    CLUSTER,
+    SERVING,
+];
 
 #[test]
 fn omitted_keys_take_the_default_spec() {
@@ -86,6 +106,35 @@ fn each_key_sets_its_field() {
             widths: [8, 8, 8, 8],
             len: 4
         }
+    );
+}
+
+#[test]
+fn interface_keys_set_the_interface_and_a_cpu_only_spec_has_no_source() {
+    assert_eq!(
+        SERVING.spec,
+        Spec {
+            dtype: Dtype::Bf16,
+            digits: Digits::new2(11, 5),
+            io: Io {
+                values: true,
+                order: Order::Sorted,
+                ties: Ties::Lowest,
+                rows: Rows::Window { relative: true },
+                transform: Transform::Paged,
+            },
+            ..Spec::default()
+        }
+    );
+    assert!(SERVING
+        .text
+        .ends_with(",values=true,order=sorted,ties=lowest,rows=window(relative),transform=paged"));
+    assert!(!SERVING.has_source());
+    assert!(SERVING.entry.is_empty());
+    let refusal = topk::codegen::generate(&SERVING.spec).unwrap_err();
+    assert!(
+        refusal.to_string().contains("CPU backend only"),
+        "{refusal}"
     );
 }
 

@@ -14,4 +14,6 @@ pub use array_file::{Array, ArrayFile, FileDtype};
 pub use atomic::AtomicFile;
 pub use element::{Element, ElementType};
 pub use error::{IoError, Result};
-pub use roles::{read_indices, read_lengths, read_scores, Indices, Scores};
+pub use roles::{
+    read_i32_matrix, read_indices, read_int_vector, read_lengths, read_scores, Indices, Scores,
+};

@@ -39,8 +39,19 @@ pub fn read_scores(
 
 /// Read a 1-D int32 or int64 vector of valid lengths.
 pub fn read_lengths(path: &Path, tensor: Option<&str>) -> Result<Vec<i64>> {
-    let file = ArrayFile::open(path, tensor, Some("lengths"))?;
-    file.expect_rank(1, " of lengths, one per score row")?;
+    read_int_vector(path, tensor, "lengths", " of lengths, one per score row")
+}
+
+/// Read a 1-D int32 or int64 vector; `default_name` is the tensor taken from a `.safetensors`
+/// file of several, `hint` ends the error about a wrong rank.
+pub fn read_int_vector(
+    path: &Path,
+    tensor: Option<&str>,
+    default_name: &str,
+    hint: &'static str,
+) -> Result<Vec<i64>> {
+    let file = ArrayFile::open(path, tensor, Some(default_name))?;
+    file.expect_rank(1, hint)?;
     match file.element_type() {
         Some(ElementType::I32) => Ok(file
             .read::<i32>(&mut |_, _| {})?
@@ -55,8 +66,19 @@ pub fn read_lengths(path: &Path, tensor: Option<&str>) -> Result<Vec<i64>> {
 
 /// Read a 2-D int32 index matrix (int64 is accepted when every value fits in int32).
 pub fn read_indices(path: &Path, tensor: Option<&str>) -> Result<Indices> {
-    let file = ArrayFile::open(path, tensor, Some("indices"))?;
-    file.expect_rank(2, " of indices, K slots per row")?;
+    read_i32_matrix(path, tensor, "indices", " of indices, K slots per row")
+}
+
+/// Read a 2-D int32 matrix (int64 is accepted when every value fits in int32) as rows of `k`
+/// entries; `default_name` and `hint` as for [`read_int_vector`].
+pub fn read_i32_matrix(
+    path: &Path,
+    tensor: Option<&str>,
+    default_name: &str,
+    hint: &'static str,
+) -> Result<Indices> {
+    let file = ArrayFile::open(path, tensor, Some(default_name))?;
+    file.expect_rank(2, hint)?;
     let (shape, data) = match file.element_type() {
         Some(ElementType::I32) => {
             let a = file.read::<i32>(&mut |_, _| {})?;

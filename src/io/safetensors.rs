@@ -81,12 +81,7 @@ pub(crate) fn open(
     // The tensor's declared byte range; `read` compares it with the shape and dtype.
     let declared = (end - start) as u64;
     let in_file = file_len.saturating_sub(begin).min(declared);
-    let dtype = match info.dtype {
-        Dtype::F32 => FileDtype::Supported(ElementType::F32),
-        Dtype::I32 => FileDtype::Supported(ElementType::I32),
-        Dtype::I64 => FileDtype::Supported(ElementType::I64),
-        other => FileDtype::Other(dtype_name(other)),
-    };
+    let dtype = file_dtype(info.dtype);
     let elements = info
         .shape
         .iter()
@@ -113,6 +108,19 @@ pub(crate) fn open(
     })
 }
 
+/// A tensor's dtype as this crate reads it.
+fn file_dtype(d: Dtype) -> FileDtype {
+    match d {
+        Dtype::F32 => FileDtype::Supported(ElementType::F32),
+        Dtype::I32 => FileDtype::Supported(ElementType::I32),
+        Dtype::I64 => FileDtype::Supported(ElementType::I64),
+        Dtype::F16 => FileDtype::Supported(ElementType::F16),
+        Dtype::BF16 => FileDtype::Supported(ElementType::Bf16),
+        Dtype::U16 => FileDtype::Supported(ElementType::U16),
+        other => FileDtype::Other(dtype_name(other)),
+    }
+}
+
 fn dtype_name(d: Dtype) -> String {
     match d {
         Dtype::F64 => "float64".into(),
@@ -134,6 +142,9 @@ fn st_dtype(t: ElementType) -> Dtype {
         ElementType::F32 => Dtype::F32,
         ElementType::I32 => Dtype::I32,
         ElementType::I64 => Dtype::I64,
+        ElementType::F16 => Dtype::F16,
+        ElementType::Bf16 => Dtype::BF16,
+        ElementType::U16 => Dtype::U16,
     }
 }
 

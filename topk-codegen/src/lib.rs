@@ -60,6 +60,16 @@ pub enum CodegenError {
     Spec(#[from] topk_dsl::SpecError),
     #[error("no kernel family is generated yet for `{0}`; use a persistent or rowlocal mapping")]
     Unsupported(String),
+    /// The spec asks for a dtype or interface feature the kernels do not generate yet
+    /// ([`Spec::gpu_unsupported`]); it runs on the CPU backend.
+    #[error("{0}")]
+    CpuOnly(String),
+}
+
+/// Refuse a spec the kernels would not honour, before any source is emitted for it.
+fn refuse_cpu_only(spec: &Spec) -> Result<(), CodegenError> {
+    spec.gpu_unsupported()
+        .map_or(Ok(()), |why| Err(CodegenError::CpuOnly(why)))
 }
 
 /// 16 hex digits identifying a Spec's generated code.
@@ -76,6 +86,7 @@ pub fn spec_hash(spec: &Spec) -> String {
 /// Generate the CUDA source of `spec`. Same Spec -> same bytes.
 pub fn generate(spec: &Spec) -> Result<KernelSource, CodegenError> {
     spec.validate()?;
+    refuse_cpu_only(spec)?;
     let family = Family::of(spec).ok_or_else(|| CodegenError::Unsupported(spec.to_string()))?;
     if family == Family::Staged {
         // One device running the context-parallel stages: rank 0 of 1.

@@ -46,6 +46,7 @@ pub fn candidate_capacity(k: u32) -> u32 {
 /// Generate the context-parallel stages for `spec`. Same Spec -> same bytes.
 pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
     spec.validate()?;
+    crate::refuse_cpu_only(spec)?;
     if spec.view_run > 1 {
         return Err(CodegenError::Unsupported(format!(
             "{spec} (the context-parallel stages sample the stride view; use view=stride)"

@@ -104,19 +104,20 @@ impl Spec {
         1u32 << self.coarse_bits
     }
 
-    /// Right shift from the 16-bit FP16 descending key to its coarse bin.
+    /// Right shift from the 16-bit descending coarse key to its coarse bin.
     pub fn coarse_shift(&self) -> u32 {
         16 - self.coarse_bits as u32
     }
 
-    /// Right shift of each refinement digit inside the 32-bit descending key.
+    /// Right shift of each refinement digit inside the descending key (32 bits for FP32, 16
+    /// for the 16-bit dtypes).
     pub fn digit_shifts(&self) -> Vec<u32> {
-        let mut left = 32u32;
+        let mut left = self.dtype.key_bits();
         self.digits
             .as_slice()
             .iter()
             .map(|&w| {
-                left -= w as u32;
+                left = left.saturating_sub(w as u32);
                 left
             })
             .collect()

@@ -1,6 +1,6 @@
 //! Named Specs reproducing the paper's constants (§5.5 and the sampled-path ablations of §6): K = 2048, an 11-bit coarse key and
 //! 11+11+10 refinement digits throughout.
-use crate::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec};
+use crate::{Centi, Digits, Dtype, Io, Mapping, Proposal, RowLocalVariant, Spec};
 
 /// A named Spec.
 #[derive(Clone, Copy, Debug)]
@@ -24,6 +24,7 @@ const BASE: Spec = Spec {
     tail_rows: 0,
     tail_rho: Centi(0),
     prefetch: 0,
+    io: Io::DEFAULT,
 };
 
 /// Stride 128, primary target 1.5 K, secondary target 1.75 K (the paper's default policy).

@@ -1,6 +1,8 @@
 //! The Spec value and its parts. Fields are public so `topk_kernel!` can build a `const` Spec;
 //! [`Spec::validate`] is the gate every consumer (planner, codegen, CPU backend) goes through.
 
+use crate::Io;
+
 /// Largest rank a Spec may request.
 pub const MAX_K: u32 = 16384;
 
@@ -8,6 +10,10 @@ pub const MAX_K: u32 = 16384;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dtype {
     F32,
+    /// IEEE binary16; refinement resolves its 16-bit ordered key.
+    F16,
+    /// bfloat16 (the top half of an FP32); refinement resolves its 16-bit ordered key.
+    Bf16,
 }
 
 /// Row-local exact variants (paper §5.5): rows held in registers, or streamed.
@@ -65,7 +71,8 @@ pub enum Proposal {
     Exact,
 }
 
-/// Widths of the FP32 refinement digits, most significant first; they sum to 32.
+/// Widths of the refinement digits, most significant first; they sum to the width of the
+/// score's ordered key (32 for FP32, 16 for FP16 and bfloat16).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Digits {
     pub widths: [u8; 4],
@@ -79,6 +86,26 @@ impl Digits {
             len: 3,
         }
     }
+    pub const fn new2(a: u8, b: u8) -> Self {
+        Digits {
+            widths: [a, b, 0, 0],
+            len: 2,
+        }
+    }
+
+    /// The digits a spec of `dtype` takes when it names none: the paper's 11+11+10 for FP32;
+    /// for a 16-bit key, the coarse width then the rest, so that the first digit of a 16-bit
+    /// key is its coarse bin (the coarse key of a 16-bit score is the top of its own key).
+    pub const fn default_for(dtype: Dtype, coarse_bits: u8) -> Self {
+        match dtype {
+            Dtype::F32 => Digits::new3(11, 11, 10),
+            Dtype::F16 | Dtype::Bf16 if coarse_bits < 16 => {
+                Digits::new2(coarse_bits, 16 - coarse_bits)
+            }
+            Dtype::F16 | Dtype::Bf16 => Digits::new2(8, 8),
+        }
+    }
+
     /// The widths in use (at most four, even for a hand-built value with a larger `len`;
     /// `Spec::validate` reports such a value).
     pub fn as_slice(&self) -> &[u8] {
@@ -93,8 +120,11 @@ pub struct Spec {
     pub dtype: Dtype,
     pub mapping: Mapping,
     pub proposal: Proposal,
-    /// Bits of the FP16-projected descending key used as coarse bins (11 -> 2048 bins).
+    /// Bits of the 16-bit descending coarse key used as coarse bins (11 -> 2048 bins): the
+    /// FP16 projection of an FP32 or FP16 score, the top half of a bfloat16 score's own key.
     pub coarse_bits: u8,
+    /// Refinement digit widths over the score's ordered key, summing to its width
+    /// ([`Dtype::key_bits`]: 32 for FP32, 16 for FP16 and bfloat16).
     pub digits: Digits,
     pub threads: u32,
     /// Contiguous scores per group of the sampled view: 1 is the paper's stride view (one score
@@ -121,6 +151,9 @@ pub struct Spec {
     /// at most 2): while a batch is processed, the next one is already on its way from DRAM.
     /// Only `map=persistent`.
     pub prefetch: u8,
+    /// The optional inputs and outputs of a call: values, order, ties, row windows, index
+    /// transforms ([`Io`]; the defaults are the plain operator).
+    pub io: Io,
 }
 
 /// Calls of more than this many pool sizes of rows take no tail margin (`Spec::tail_rows`): a
@@ -148,6 +181,7 @@ impl Default for Spec {
             tail_rows: 0,
             tail_rho: Centi(0),
             prefetch: 0,
+            io: Io::DEFAULT,
         }
     }
 }

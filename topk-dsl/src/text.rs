@@ -5,17 +5,21 @@
 //! ratios in their shortest decimal form; it is the one name of a Spec. The exceptions are
 //! `view=run(R)`, `stagger=US`, `tail=RHO@ROWS` and `prefetch=B`, written last and each only
 //! when set (R > 1, US > 0, ROWS > 0, B > 0), and
-//! `exact_below=L` inside `sampled(...)`, written only when L > 0, so that every spec without
-//! them keeps the name (and kernel hash) it had before they existed. [`Spec::parse`] is
-//! lenient: fields in any order, spaces around tokens, omitted fields from `Spec::default()`.
-//! Parsing checks syntax only; [`Spec::validate`] checks the rules.
+//! `exact_below=L` inside `sampled(...)`, written only when L > 0, and the interface fields
+//! (`values`, `order`, `ties`, `rows`, `transform`; `crate::text_io`), written last and only
+//! when not the default, so that every spec without them keeps the name (and kernel hash) it
+//! had before they existed. [`Spec::parse`] is lenient: fields in any order, spaces around
+//! tokens, omitted fields from `Spec::default()` (but for `digits`, which a 16-bit `dtype` fills
+//! with its own default, [`Digits::default_for`]). Parsing checks syntax only;
+//! [`Spec::validate`] checks the rules.
 
+use crate::text_io::{parse_io_field, write_io};
 use crate::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, SpecError};
 use std::fmt;
 use std::str::FromStr;
 
-const SPEC_KEYS: &str =
-    "k, dtype, map, propose, coarse, digits, threads, view, stagger, tail, prefetch";
+const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads, view, stagger, tail, \
+     prefetch, values, order, ties, rows, transform";
 const SAMPLED_KEYS: &str = "stride, rho, rescue, exact_below";
 
 impl fmt::Display for Spec {
@@ -43,7 +47,7 @@ impl fmt::Display for Spec {
         if self.prefetch != 0 {
             write!(f, ",prefetch={}", self.prefetch)?;
         }
-        Ok(())
+        write_io(f, &self.io)
     }
 }
 
@@ -51,6 +55,8 @@ impl fmt::Display for Dtype {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Dtype::F32 => f.write_str("f32"),
+            Dtype::F16 => f.write_str("f16"),
+            Dtype::Bf16 => f.write_str("bf16"),
         }
     }
 }
@@ -118,7 +124,8 @@ impl fmt::Display for Digits {
 
 impl Spec {
     /// Parse the text form. Fields may come in any order with spaces around tokens; omitted
-    /// fields take the values of `Spec::default()`. Unknown keys, repeated keys and malformed
+    /// fields take the values of `Spec::default()`, but for `digits`, which takes the default
+    /// of the spec's dtype and coarse width ([`Digits::default_for`]: `11+11+10` for f32). Unknown keys, repeated keys and malformed
     /// values are a [`SpecError::Parse`] naming the offending token. The result is not
     /// validated: call [`Spec::validate`] before using it.
     pub fn parse(text: &str) -> Result<Spec, SpecError> {
@@ -148,6 +155,7 @@ impl Spec {
                 "stagger" => spec.stagger_us = parse_uint(value, "stagger")?,
                 "tail" => (spec.tail_rho, spec.tail_rows) = parse_tail(value)?,
                 "prefetch" => spec.prefetch = parse_uint(value, "prefetch")?,
+                _ if parse_io_field(&mut spec.io, key, value)? => {}
                 _ => {
                     return Err(SpecError::parse(
                         item,
@@ -155,6 +163,9 @@ impl Spec {
                     ))
                 }
             }
+        }
+        if !seen.contains(&"digits") {
+            spec.digits = Digits::default_for(spec.dtype, spec.coarse_bits);
         }
         Ok(spec)
     }
@@ -172,9 +183,11 @@ impl FromStr for Dtype {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim() {
             "f32" => Ok(Dtype::F32),
+            "f16" => Ok(Dtype::F16),
+            "bf16" => Ok(Dtype::Bf16),
             other => Err(SpecError::parse(
                 other,
-                "unknown dtype; the supported dtype is f32",
+                "unknown dtype; the score dtypes are f32, f16 and bf16",
             )),
         }
     }
@@ -380,7 +393,7 @@ fn key_value(item: &str) -> Result<(&str, &str), SpecError> {
 }
 
 /// `name(args)` -> (`name`, Some(`args`)); anything else -> (whole, None). Both trimmed.
-fn call(s: &str) -> (&str, Option<&str>) {
+pub(crate) fn call(s: &str) -> (&str, Option<&str>) {
     match (s.find('('), s.strip_suffix(')')) {
         (Some(open), Some(inner)) => (s[..open].trim(), Some(inner[open + 1..].trim())),
         _ => (s, None),

@@ -22,10 +22,10 @@ impl Spec {
     /// | field     | rule                                                         |
     /// |-----------|--------------------------------------------------------------|
     /// | `k`       | `1..=16384` ([`MAX_K`])                                      |
-    /// | `dtype`   | `f32`                                                        |
+    /// | `dtype`   | `f32`, `f16`, `bf16`                                         |
     /// | `threads` | one of 128, 256, 384, 512, 1024                              |
     /// | `coarse`  | `8..=12` bits                                                |
-    /// | `digits`  | 3 or 4 widths, each `1..=12`, summing to 32                  |
+    /// | `digits`  | 3 or 4 widths (f32) or 2 to 4 (f16, bf16), each `1..=12`, summing to the key width (32 or 16) |
     /// | `map`     | `kvsplit(2\|4\|8)`, `cluster(8\|16)` (`persistent`, `rowlocal(..)`, `staged` as they are) |
     /// | `stride`  | a power of two in `2..=1024`                                 |
     /// | `rho`     | `1.0..=8.0`                                                  |
@@ -39,13 +39,14 @@ impl Spec {
     /// needs `threads=512` or `1024`; `threads=384` needs `map=persistent`, `k <= 2048` and
     /// `coarse <= 11`; `kvsplit` needs a sampled proposal; `exact_below` and `stagger` need
     /// `map=persistent`; `tail` needs `map=persistent` and a sampled proposal; `prefetch` needs
-    /// `map=persistent`.
+    /// `map=persistent`. The interface fields ([`crate::Io`]) combine freely; which of them
+    /// the GPU kernels generate is [`Spec::gpu_unsupported`].
     pub fn validate(&self) -> Result<(), SpecError> {
         check_k(self.k)?;
         check_dtype(self.dtype)?;
         check_threads(self.threads)?;
         check_coarse(self.coarse_bits)?;
-        check_digits(&self.digits)?;
+        check_digits(&self.digits, self.dtype)?;
         check_mapping(self.mapping)?;
         check_proposal(self.proposal)?;
         check_mapping_proposal(self.mapping, self.proposal)?;
@@ -72,10 +73,11 @@ fn check_k(k: u32) -> Result<(), SpecError> {
     }
 }
 
-/// Every dtype the enum can hold is generated; a new dtype must decide its rules here.
+/// Every dtype the enum can hold is selectable (the GPU kernels generate f32 so far:
+/// [`Spec::gpu_unsupported`]); a new dtype must decide its rules here.
 fn check_dtype(dtype: Dtype) -> Result<(), SpecError> {
     match dtype {
-        Dtype::F32 => Ok(()),
+        Dtype::F32 | Dtype::F16 | Dtype::Bf16 => Ok(()),
     }
 }
 
@@ -107,15 +109,23 @@ fn check_coarse(bits: u8) -> Result<(), SpecError> {
     }
 }
 
-/// `digits` are 3 or 4 widths, each `1..=12` bits, summing to 32: refinement must resolve the
-/// whole 32-bit ordered key, a width of 12 (4096 counters) is the largest histogram that fits in
-/// shared memory, and unused slots of the fixed array are zero so equal digit lists compare equal.
-fn check_digits(digits: &Digits) -> Result<(), SpecError> {
+/// `digits` are 3 or 4 widths for the FP32 key and 2 to 4 for a 16-bit key, each `1..=12` bits,
+/// summing to the key's width: refinement must resolve the whole ordered key, a width of 12
+/// (4096 counters) is the largest histogram that fits in shared memory (so a 16-bit key takes
+/// at least two digits), and unused slots of the fixed array are zero so equal digit lists
+/// compare equal.
+fn check_digits(digits: &Digits, dtype: Dtype) -> Result<(), SpecError> {
     let len = digits.len as usize;
-    if !(3..=4).contains(&len) {
+    let bits = dtype.key_bits();
+    let widths = if bits == 32 { 3..=4 } else { 2..=4 };
+    if !widths.contains(&len) {
         return Err(SpecError::invalid(
             "digits",
-            format!("must have 3 or 4 widths, got {len}"),
+            format!(
+                "must have {} to {} widths for dtype={dtype}, got {len}",
+                widths.start(),
+                widths.end()
+            ),
         ));
     }
     let (used, unused) = digits.widths.split_at(len);
@@ -135,13 +145,22 @@ fn check_digits(digits: &Digits) -> Result<(), SpecError> {
         ));
     }
     let sum: u32 = used.iter().map(|&w| u32::from(w)).sum();
-    if sum != 32 {
-        return Err(SpecError::invalid(
+    match (sum == bits, dtype) {
+        (true, _) => Ok(()),
+        (false, Dtype::F32) => Err(SpecError::invalid(
             "digits",
             format!("widths must sum to 32 (the FP32 key), got {digits} = {sum}"),
-        ));
+        )),
+        (false, _) => Err(SpecError::conflict(
+            "digits",
+            "dtype",
+            format!(
+                "widths must sum to 16 (the key of dtype={dtype}), got {digits} = {sum}; leave \
+                 digits out for the 16-bit default (coarse width + the rest: {} at coarse=11)",
+                Digits::default_for(dtype, 11)
+            ),
+        )),
     }
-    Ok(())
 }
 
 /// `kvsplit` uses 2, 4 or 8 CTAs per row (paper §5.5: a power of two keeps segments aligned and

@@ -6,28 +6,12 @@ use topk_dsl::MAX_K;
 
 /// The matrix fits in its buffer and every valid length lies in `[0, width]`.
 pub(crate) fn check_matrix(scores: &ScoreMatrix) -> Result<()> {
-    if scores.pitch < scores.width {
-        return Err(Error::Input(format!(
-            "score pitch {} is smaller than the width {}: the pitch counts elements between row starts and must be at least the width",
-            scores.pitch, scores.width
-        )));
-    }
+    check_score_rows(&crate::ScoreRows::from(scores))?;
     if scores.lengths.len() != scores.rows {
         return Err(Error::Input(format!(
             "{} lengths given for {} rows: pass exactly one valid length per row",
             scores.lengths.len(),
             scores.rows
-        )));
-    }
-    let needed = span(scores.rows, scores.pitch, scores.width);
-    if !matches!(needed, Some(n) if n <= scores.data.len()) {
-        return Err(Error::Input(format!(
-            "score buffer holds {} elements, but {} rows at pitch {} and width {} need {}",
-            scores.data.len(),
-            scores.rows,
-            scores.pitch,
-            scores.width,
-            needed.map_or("more than usize::MAX".to_string(), |n| n.to_string())
         )));
     }
     for (row, &len) in scores.lengths.iter().enumerate() {
@@ -82,4 +66,26 @@ fn span(rows: usize, pitch: usize, used: usize) -> Option<usize> {
         0 => Some(0),
         _ => (rows - 1).checked_mul(pitch)?.checked_add(used),
     }
+}
+
+/// A generic score matrix fits in its buffer.
+pub(crate) fn check_score_rows<T>(scores: &crate::ScoreRows<T>) -> Result<()> {
+    if scores.pitch < scores.width {
+        return Err(Error::Input(format!(
+            "score pitch {} is smaller than the width {}: the pitch counts elements between row starts and must be at least the width",
+            scores.pitch, scores.width
+        )));
+    }
+    let needed = span(scores.rows, scores.pitch, scores.width);
+    if !matches!(needed, Some(n) if n <= scores.data.len()) {
+        return Err(Error::Input(format!(
+            "score buffer holds {} elements, but {} rows at pitch {} and width {} need {}",
+            scores.data.len(),
+            scores.rows,
+            scores.pitch,
+            scores.width,
+            needed.map_or("more than usize::MAX".to_string(), |n| n.to_string())
+        )));
+    }
+    Ok(())
 }

@@ -1,8 +1,15 @@
 //! Ordered keys shared by every backend (paper §4.2, §4.4). Larger scores get smaller keys.
 //! `-0.0` is canonicalized to `+0.0` first, so equal scores always share a key.
 //! The generated CUDA computes the same functions; the GPU tests compare them bit for bit.
+//!
+//! Per dtype ([`desc_key_of`], [`coarse_bin_of`]): an FP32 score refines over its 32-bit key
+//! and bins by its FP16 projection; an FP16 or bfloat16 score refines over its own 16-bit key
+//! ([`desc_key16_bits`], one formula for both formats) and bins by the top bits of that key,
+//! which for FP16 is the projection itself. The CPU backend holds 16-bit scores widened to FP32
+//! (exact), and computes their keys from the widened value.
 
 use half::f16;
+use topk_dsl::Dtype;
 
 /// `-0.0 -> +0.0`; every other value unchanged.
 #[inline(always)]
@@ -41,6 +48,50 @@ pub fn desc_key16(x: f32) -> u16 {
     }
 }
 
+/// Descending 16-bit key of an FP16 or bfloat16 score from its bits: `0x7fff - bits` for a
+/// non-negative score, the bits themselves for a negative one, `-0` (`0x8000`) as `+0`. Larger
+/// scores get smaller keys; equal scores (and only they) share one.
+#[inline(always)]
+pub fn desc_key16_bits(bits: u16) -> u16 {
+    let h = if bits == 0x8000 { 0 } else { bits };
+    if h & 0x8000 != 0 {
+        h
+    } else {
+        0x7fff - h
+    }
+}
+
+/// The refinement key of a score of `dtype` held as FP32 (a 16-bit score widened exactly):
+/// [`desc_key32`] for FP32, [`desc_key16_bits`] of the score's own bits for FP16 and bfloat16.
+#[inline(always)]
+pub fn desc_key_of(dtype: Dtype, x: f32) -> u32 {
+    match dtype {
+        Dtype::F32 => desc_key32(x),
+        // The FP16 projection of an FP16 value is the value.
+        Dtype::F16 => desc_key16(x) as u32,
+        // A bfloat16 is the top half of its FP32; so is its key.
+        Dtype::Bf16 => desc_key32(x) >> 16,
+    }
+}
+
+/// Coarse bin of a score of `dtype` held as FP32: [`coarse_bin`] (the FP16 projection) for FP32
+/// and FP16, the top `16 - shift` bits of the 16-bit key for bfloat16.
+#[inline(always)]
+pub fn coarse_bin_of(dtype: Dtype, x: f32, shift: u32) -> u32 {
+    match dtype {
+        Dtype::F32 | Dtype::F16 => coarse_bin(x, shift),
+        Dtype::Bf16 => desc_key32(x) >> (16 + shift),
+    }
+}
+
+/// [`coarse_endpoint`] for the coarse bins of `dtype` ([`coarse_bin_of`]).
+pub fn coarse_endpoint_of(dtype: Dtype, bin: u32, shift: u32) -> Option<f32> {
+    match dtype {
+        Dtype::F32 | Dtype::F16 => coarse_endpoint(bin, shift),
+        Dtype::Bf16 => endpoint(bin, |x| coarse_bin_of(Dtype::Bf16, x, shift)),
+    }
+}
+
 /// Coarse bin `c(x)` (paper eq. 11): the top `16 - shift` bits of the FP16 descending key.
 #[inline(always)]
 pub fn coarse_bin(x: f32, shift: u32) -> u32 {
@@ -51,6 +102,12 @@ pub fn coarse_bin(x: f32, shift: u32) -> u32 {
 /// `coarse_bin(x) <= bin <=> x >= e` for every non-NaN `x` (the inclusive endpoint, §5.3).
 /// `None` when no value reaches `bin` (bins above +inf's are the FP16 NaN range).
 pub fn coarse_endpoint(bin: u32, shift: u32) -> Option<f32> {
+    endpoint(bin, |x| coarse_bin(x, shift))
+}
+
+/// Smallest non-NaN FP32 value `e` with `bin_of(e) <= bin`, for a `bin_of` that does not
+/// increase with the value.
+fn endpoint(bin: u32, bin_of: impl Fn(f32) -> u32) -> Option<f32> {
     // Binary search over ascending FP32 keys from -inf to +inf; coarse_bin is non-increasing.
     let from_ascending = |a: u32| -> f32 {
         let u = if a & 0x8000_0000 != 0 {
@@ -64,12 +121,12 @@ pub fn coarse_endpoint(bin: u32, shift: u32) -> Option<f32> {
         !f32::NEG_INFINITY.to_bits(),
         f32::INFINITY.to_bits() | 0x8000_0000,
     );
-    if coarse_bin(from_ascending(hi), shift) > bin {
+    if bin_of(from_ascending(hi)) > bin {
         return None;
     }
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if coarse_bin(from_ascending(mid), shift) <= bin {
+        if bin_of(from_ascending(mid)) <= bin {
             hi = mid;
         } else {
             lo = mid + 1;
@@ -143,6 +200,81 @@ mod tests {
             checked += 1;
         }
         assert!(checked > 100_000);
+    }
+
+    /// Every FP16 and bfloat16 value: the 16-bit key computed from the bits equals the one
+    /// computed from the widened value, orders like the values, and merges only the zeros.
+    #[test]
+    fn sixteen_bit_keys_order_every_value_and_collide_only_on_zeros() {
+        use half::bf16;
+        type Widen = fn(u16) -> f32;
+        let widen: [(Dtype, Widen); 2] = [
+            (Dtype::F16, |b| f16::from_bits(b).to_f32()),
+            (Dtype::Bf16, |b| bf16::from_bits(b).to_f32()),
+        ];
+        for (dtype, widen) in widen {
+            let mut all: Vec<(f32, u16)> = (0..=u16::MAX)
+                .map(|b| (widen(b), b))
+                .filter(|(x, _)| !x.is_nan())
+                .collect();
+            for &(x, bits) in &all {
+                assert_eq!(
+                    desc_key_of(dtype, x),
+                    u32::from(desc_key16_bits(bits)),
+                    "{x:e}"
+                );
+                assert_eq!(
+                    coarse_bin_of(dtype, x, 5),
+                    u32::from(desc_key16_bits(bits)) >> 5
+                );
+            }
+            all.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+            for w in all.windows(2) {
+                let (ka, kb) = (desc_key16_bits(w[0].1), desc_key16_bits(w[1].1));
+                assert_eq!(
+                    ka == kb,
+                    w[0].0 == w[1].0,
+                    "{dtype}: {} vs {}",
+                    w[0].0,
+                    w[1].0
+                );
+                assert!(ka <= kb, "{dtype}: {} before {}", w[0].0, w[1].0);
+            }
+        }
+    }
+
+    #[test]
+    fn bf16_endpoints_split_the_line_at_their_bin_boundary() {
+        let shift = 5;
+        for x in [
+            -3e38f32,
+            -1.0,
+            -1e-30,
+            0.0,
+            1e-40,
+            0.5,
+            1.0,
+            7e4,
+            3e38,
+            f32::INFINITY,
+        ] {
+            let bin = coarse_bin_of(Dtype::Bf16, x, shift);
+            let e = coarse_endpoint_of(Dtype::Bf16, bin, shift).unwrap();
+            assert!(
+                x >= e && coarse_bin_of(Dtype::Bf16, e, shift) <= bin,
+                "{x:e}"
+            );
+            let below = f32::from_bits(if e > 0.0 {
+                e.to_bits() - 1
+            } else if e == 0.0 {
+                0x8000_0001
+            } else {
+                e.to_bits() + 1
+            });
+            if e != f32::NEG_INFINITY {
+                assert!(coarse_bin_of(Dtype::Bf16, below, shift) > bin, "{x:e}");
+            }
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! and the eq. 30 verifier, data generators, and the CUDA device layer.
 
 pub mod autotune;
+pub mod call;
 pub mod cpu;
 pub mod cuda;
 pub mod data;
@@ -11,8 +12,10 @@ pub mod keys;
 mod matrix;
 pub mod policy;
 pub mod routes;
+mod score;
 pub mod sharding;
 
 pub use error::{Error, Result};
 pub use matrix::ScoreMatrix;
 pub use routes::{Route, RouteStats};
+pub use score::{Score, ScoreRows};

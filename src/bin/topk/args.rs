@@ -61,10 +61,20 @@ impl SpecChoice {
     /// The chosen spec at rank `k`, validated; `None` when neither --spec nor --preset was
     /// given (the backend then picks its default). A `k=` written in --spec must agree with --k.
     pub fn resolve(&self, k: usize) -> Result<Option<Spec>, CliError> {
+        let spec = self.resolve_unvalidated(k)?;
+        if let Some(spec) = &spec {
+            spec.validate()?;
+        }
+        Ok(spec)
+    }
+
+    /// [`SpecChoice::resolve`] without the final validation, for callers that change fields
+    /// (the dtype of a score file) before validating.
+    pub fn resolve_unvalidated(&self, k: usize) -> Result<Option<Spec>, CliError> {
         let mut spec = match (&self.spec, &self.preset) {
             (Some(text), _) => {
                 let spec = Spec::parse(text)?;
-                if names_k(text) && spec.k as usize != k {
+                if names_field(text, "k") && spec.k as usize != k {
                     return Err(CliError::Usage(format!(
                         "--spec says k={} but --k is {k}; drop `k=` from the spec or make them agree",
                         spec.k
@@ -76,7 +86,6 @@ impl SpecChoice {
             (None, None) => return Ok(None),
         };
         spec.k = k as u32;
-        spec.validate()?;
         Ok(Some(spec))
     }
 }
@@ -104,9 +113,19 @@ pub fn lookup_preset(name: &str) -> Result<Spec, CliError> {
     })
 }
 
-/// Whether spec text sets the top-level `k` field (nested arguments such as
+impl SpecChoice {
+    /// Whether `--spec` text sets the top-level field `key` (a preset names none: its fields
+    /// are the preset's, not the caller's).
+    pub fn names(&self, key: &str) -> bool {
+        self.spec
+            .as_deref()
+            .is_some_and(|text| names_field(text, key))
+    }
+}
+
+/// Whether spec text sets the top-level field `key` (nested arguments such as
 /// `sampled(stride=...)` are skipped).
-fn names_k(text: &str) -> bool {
+fn names_field(text: &str, key: &str) -> bool {
     let mut depth = 0i32;
     let mut field_start = 0;
     let bytes = text.as_bytes();
@@ -116,7 +135,7 @@ fn names_k(text: &str) -> bool {
             b')' => depth -= 1,
             b',' if depth == 0 => {
                 let field = &text[field_start..i.min(text.len())];
-                if field.split('=').next().map(str::trim) == Some("k") && field.contains('=') {
+                if field.split('=').next().map(str::trim) == Some(key) && field.contains('=') {
                     return true;
                 }
                 field_start = i + 1;
@@ -143,6 +162,7 @@ mod tests {
 
     #[test]
     fn only_a_top_level_k_field_counts() {
+        let names_k = |text| names_field(text, "k");
         assert!(names_k("k=64"));
         assert!(names_k("map=persistent, k = 64"));
         assert!(!names_k(
@@ -150,5 +170,7 @@ mod tests {
         ));
         assert!(!names_k(""));
         assert!(!names_k("kk=3"));
+        assert!(names_field("k=64, dtype = bf16", "dtype"));
+        assert!(!names_field("k=64", "dtype"));
     }
 }

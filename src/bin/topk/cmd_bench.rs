@@ -1,6 +1,7 @@
 //! `topk bench`: time the selection alone on one input, verified.
 
 use crate::args::{parse_k, parse_profile, BackendChoice, SpecChoice};
+use crate::call_args;
 use crate::error::CliError;
 use crate::inputs::{self, LengthsKind, Problem};
 use crate::{progress, report, CmdResult, EXIT_FAILED_CHECK};
@@ -84,7 +85,7 @@ struct Timed {
 
 pub fn run(a: BenchArgs) -> CmdResult {
     let spec = a.spec.resolve(a.k)?;
-    let chosen = backend::resolve(a.backend.as_str())?;
+    let chosen = call_args::backend_for(spec.as_ref(), a.backend)?;
     let reps = Repetitions {
         warmup: a.warmup,
         iters: a.iters as usize,

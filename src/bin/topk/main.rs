@@ -1,6 +1,8 @@
 //! `topk`: exact Top-K selection of long ragged score rows from the command line.
 
 mod args;
+mod call_args;
+mod call_inputs;
 mod cmd_autotune;
 mod cmd_bench;
 mod cmd_codegen;
@@ -18,6 +20,7 @@ mod inputs;
 mod plot;
 mod progress;
 mod report;
+mod select_call;
 
 use clap::{Parser, Subcommand};
 use error::CliError;

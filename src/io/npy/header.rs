@@ -128,6 +128,8 @@ fn parse_descr(descr: &str) -> Result<Descr, String> {
         ('f', 4) => Some(ElementType::F32),
         ('i', 4) => Some(ElementType::I32),
         ('i', 8) => Some(ElementType::I64),
+        ('f', 2) => Some(ElementType::F16),
+        ('u', 2) => Some(ElementType::U16),
         _ => None,
     };
     Ok(match supported {
@@ -366,7 +368,13 @@ mod tests {
     #[test]
     fn encoded_headers_parse_back_and_align_the_data() {
         for shape in [vec![], vec![7], vec![3, 4], vec![1 << 40, 2]] {
-            for t in [ElementType::F32, ElementType::I32, ElementType::I64] {
+            for t in [
+                ElementType::F32,
+                ElementType::I32,
+                ElementType::I64,
+                ElementType::F16,
+                ElementType::U16,
+            ] {
                 let bytes = encode(t.npy_descr(), &shape);
                 assert_eq!(bytes.len() % 64, 0);
                 let h = parse(&bytes).unwrap();
@@ -394,6 +402,16 @@ mod tests {
         assert_eq!(parse_descr(">f4").unwrap(), Descr::BigEndian(">f4".into()));
         assert!(matches!(parse_descr("|f4").unwrap(), Descr::Other(_)));
         assert_eq!(parse_descr("<f8").unwrap(), Descr::Other("float64".into()));
+        assert_eq!(
+            parse_descr("<f2").unwrap(),
+            Descr::Supported(ElementType::F16)
+        );
+        assert_eq!(parse_descr(">f2").unwrap(), Descr::BigEndian(">f2".into()));
+        // bfloat16 has no descr: a .npy of it is its uint16 bit patterns.
+        assert_eq!(
+            encode(ElementType::Bf16.npy_descr(), &[2])[..],
+            encode("<u2", &[2])[..]
+        );
         assert_eq!(parse_descr("|u1").unwrap(), Descr::Other("uint8".into()));
         #[cfg(target_endian = "little")]
         assert_eq!(

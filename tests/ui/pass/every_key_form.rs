@@ -27,9 +27,31 @@ const ROWLOCAL: topk::KernelConst = topk::topk_kernel!(
     k = 512
 );
 const KV8: topk::KernelConst = topk::topk_kernel!(map = kvsplit, split = 8, rho = 2, rescue = 2.5);
+const SERVING: topk::KernelConst = topk::topk_kernel!(
+    dtype = bf16,
+    values = true,
+    order = sorted,
+    ties = lowest,
+    rows = window_relative,
+    transform = paged,
+);
+const DECODE: topk::KernelConst = topk::topk_kernel!(
+    dtype = f16,
+    digits = "8+8",
+    values = false,
+    order = any,
+    ties = any,
+    rows = decode,
+    transform = offset,
+);
+const ABSOLUTE: topk::KernelConst =
+    topk::topk_kernel!(rows = window_absolute, transform = none);
+const LENGTHS: topk::KernelConst = topk::topk_kernel!(rows = lengths);
 
 fn main() {
-    for kernel in [DEFAULT, KV4, S64, CLUSTER, ROWLOCAL, KV8] {
+    for kernel in [
+        DEFAULT, KV4, S64, CLUSTER, ROWLOCAL, KV8, SERVING, DECODE, ABSOLUTE, LENGTHS,
+    ] {
         assert_eq!(topk::Spec::parse(kernel.text), Ok(kernel.spec));
         assert_eq!(kernel.spec.validate(), Ok(()));
     }

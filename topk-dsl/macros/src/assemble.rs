@@ -5,12 +5,15 @@ use proc_macro2::Span;
 use std::fmt::Display;
 use std::str::FromStr;
 use syn::Lit;
-use topk_dsl::{Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, SpecError};
+use topk_dsl::{
+    Centi, Digits, Dtype, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, SpecError,
+    Ties, Transform,
+};
 
 /// Every key `topk_kernel!` takes, with the form its value has.
 const KEYS: &[(&str, &str)] = &[
     ("k", "an integer literal, e.g. `k = 2048`"),
-    ("dtype", "`f32`"),
+    ("dtype", "`f32`, `f16` or `bf16`"),
     (
         "map",
         "one of `persistent`, `kvsplit`, `rowlocal_register`, `rowlocal_streaming`, `cluster`, `staged`",
@@ -33,6 +36,14 @@ const KEYS: &[(&str, &str)] = &[
         "a string or an array of widths, e.g. `digits = \"11+11+10\"` or `digits = [11, 11, 10]`",
     ),
     ("threads", "an integer literal, e.g. `threads = 512`"),
+    ("values", "`true` or `false`"),
+    ("order", "`any` or `sorted`"),
+    ("ties", "`any` or `lowest`"),
+    (
+        "rows",
+        "one of `lengths`, `window_relative`, `window_absolute`, `decode`",
+    ),
+    ("transform", "one of `none`, `offset`, `paged`"),
 ];
 
 /// The Spec the arguments describe, validated; fields not given keep `Spec::default()`.
@@ -46,6 +57,8 @@ pub fn spec_from_args(args: &[Arg]) -> syn::Result<Spec> {
     if let Some(a) = get("dtype") {
         spec.dtype = match a.word().as_deref() {
             Some("f32") => Dtype::F32,
+            Some("f16") => Dtype::F16,
+            Some("bf16") => Dtype::Bf16,
             _ => return Err(expected(a)),
         };
     }
@@ -55,9 +68,11 @@ pub fn spec_from_args(args: &[Arg]) -> syn::Result<Spec> {
     if let Some(a) = get("coarse") {
         spec.coarse_bits = integer(a)?;
     }
-    if let Some(a) = get("digits") {
-        spec.digits = digits(a)?;
-    }
+    spec.digits = match get("digits") {
+        Some(a) => digits(a)?,
+        None => Digits::default_for(spec.dtype, spec.coarse_bits),
+    };
+    spec.io = io(&get)?;
     spec.mapping = mapping(spec.mapping, get("map"), get("split"))?;
     spec.proposal = proposal(
         spec.proposal,
@@ -155,6 +170,50 @@ fn digits(a: &Arg) -> syn::Result<Digits> {
         }
         _ => Err(expected(a)),
     }
+}
+
+/// The interface fields; those not given keep [`Io::DEFAULT`].
+fn io<'a>(get: &dyn Fn(&str) -> Option<&'a Arg>) -> syn::Result<Io> {
+    let mut io = Io::DEFAULT;
+    let word = |key: &str| get(key).map(|a| (a, a.word()));
+    if let Some(a) = get("values") {
+        io.values = match a.literal() {
+            Some(Lit::Bool(b)) => b.value,
+            _ => return Err(expected(a)),
+        };
+    }
+    if let Some((a, w)) = word("order") {
+        io.order = match w.as_deref() {
+            Some("any") => Order::Any,
+            Some("sorted") => Order::Sorted,
+            _ => return Err(expected(a)),
+        };
+    }
+    if let Some((a, w)) = word("ties") {
+        io.ties = match w.as_deref() {
+            Some("any") => Ties::Any,
+            Some("lowest") => Ties::Lowest,
+            _ => return Err(expected(a)),
+        };
+    }
+    if let Some((a, w)) = word("rows") {
+        io.rows = match w.as_deref() {
+            Some("lengths") => Rows::Lengths,
+            Some("window_relative") => Rows::Window { relative: true },
+            Some("window_absolute") => Rows::Window { relative: false },
+            Some("decode") => Rows::Decode,
+            _ => return Err(expected(a)),
+        };
+    }
+    if let Some((a, w)) = word("transform") {
+        io.transform = match w.as_deref() {
+            Some("none") => Transform::None,
+            Some("offset") => Transform::Offset,
+            Some("paged") => Transform::Paged,
+            _ => return Err(expected(a)),
+        };
+    }
+    Ok(io)
 }
 
 /// The mapping from `map` and `split`; `split = N` alone means `map = kvsplit`.
@@ -274,6 +333,11 @@ fn rule_error(args: &[Arg], err: &SpecError) -> syn::Error {
             "coarse" => &["coarse"],
             "digits" => &["digits"],
             "threads" => &["threads"],
+            "values" => &["values"],
+            "order" => &["order"],
+            "ties" => &["ties"],
+            "rows" => &["rows"],
+            "transform" => &["transform"],
             _ => &[],
         }
     };

@@ -4,16 +4,21 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use sha2::{Digest, Sha256};
 use topk_codegen::CodegenError;
-use topk_dsl::{Centi, Dtype, Mapping, Proposal, RowLocalVariant, Spec};
+use topk_dsl::{
+    Centi, Dtype, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, Ties, Transform,
+};
 
 /// The const expression for `spec`: the Spec as a struct literal, its canonical text, and the
-/// generated source. A mapping codegen does not cover yet gets an empty source and entry and a
+/// generated source. A mapping codegen does not cover yet, or a dtype or interface feature the
+/// kernels do not generate yet (the CPU backend runs it), gets an empty source and entry and a
 /// hash of the canonical text, so the const still names the spec uniquely.
 pub fn kernel_const(spec: &Spec) -> syn::Result<TokenStream> {
     let text = spec.to_string();
     let (entry, hash, source) = match topk_codegen::generate(spec) {
         Ok(kernel) => (kernel.entry, kernel.hash, kernel.source),
-        Err(CodegenError::Unsupported(_)) => (String::new(), text_hash(&text), String::new()),
+        Err(CodegenError::Unsupported(_) | CodegenError::CpuOnly(_)) => {
+            (String::new(), text_hash(&text), String::new())
+        }
         Err(e) => return Err(syn::Error::new(Span::call_site(), e)),
     };
     let spec = spec_literal(spec);
@@ -52,11 +57,15 @@ fn spec_literal(spec: &Spec) -> TokenStream {
         tail_rows,
         tail_rho,
         prefetch,
+        io,
     } = *spec;
     let tail_rho = centi(tail_rho);
     let dtype = match dtype {
         Dtype::F32 => quote!(::topk::dsl::Dtype::F32),
+        Dtype::F16 => quote!(::topk::dsl::Dtype::F16),
+        Dtype::Bf16 => quote!(::topk::dsl::Dtype::Bf16),
     };
+    let io = io_literal(io);
     let mapping = match mapping {
         Mapping::Persistent => quote!(::topk::dsl::Mapping::Persistent),
         Mapping::KvSplit { splits } => quote!(::topk::dsl::Mapping::KvSplit { splits: #splits }),
@@ -113,6 +122,45 @@ fn spec_literal(spec: &Spec) -> TokenStream {
             tail_rows: #tail_rows,
             tail_rho: #tail_rho,
             prefetch: #prefetch,
+            io: #io,
+        }
+    }
+}
+
+/// The interface fields as a const struct literal (destructured so a new field fails here).
+fn io_literal(io: Io) -> TokenStream {
+    let Io {
+        values,
+        order,
+        ties,
+        rows,
+        transform,
+    } = io;
+    let order = match order {
+        Order::Any => quote!(::topk::dsl::Order::Any),
+        Order::Sorted => quote!(::topk::dsl::Order::Sorted),
+    };
+    let ties = match ties {
+        Ties::Any => quote!(::topk::dsl::Ties::Any),
+        Ties::Lowest => quote!(::topk::dsl::Ties::Lowest),
+    };
+    let rows = match rows {
+        Rows::Lengths => quote!(::topk::dsl::Rows::Lengths),
+        Rows::Window { relative } => quote!(::topk::dsl::Rows::Window { relative: #relative }),
+        Rows::Decode => quote!(::topk::dsl::Rows::Decode),
+    };
+    let transform = match transform {
+        Transform::None => quote!(::topk::dsl::Transform::None),
+        Transform::Offset => quote!(::topk::dsl::Transform::Offset),
+        Transform::Paged => quote!(::topk::dsl::Transform::Paged),
+    };
+    quote! {
+        ::topk::dsl::Io {
+            values: #values,
+            order: #order,
+            ties: #ties,
+            rows: #rows,
+            transform: #transform,
         }
     }
 }

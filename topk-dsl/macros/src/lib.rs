@@ -27,7 +27,7 @@ use proc_macro::TokenStream;
 /// | key       | value                                                        | default      |
 /// |-----------|--------------------------------------------------------------|--------------|
 /// | `k`       | integer, `1..=16384`                                         | `2048`       |
-/// | `dtype`   | `f32`                                                        | `f32`        |
+/// | `dtype`   | `f32`, `f16` or `bf16`                                       | `f32`        |
 /// | `map`     | `persistent`, `kvsplit`, `rowlocal_register`, `rowlocal_streaming`, `cluster`, `staged` | `persistent` |
 /// | `split`   | integer, 2, 4 or 8: `map = kvsplit` with that many CTAs per row (implies `map = kvsplit`) | none |
 /// | `propose` | `sampled` or `exact`                                          | `sampled`    |
@@ -36,8 +36,13 @@ use proc_macro::TokenStream;
 /// | `rescue`  | decimal above `rho`, at most `8.0`, or `none` (sampled only) | `1.75`       |
 /// | `exact_below` | integer, rows shorter than this are exact (`map = persistent` only) | `0` |
 /// | `coarse`  | integer, `8..=12` bits                                       | `11`         |
-/// | `digits`  | `"11+11+10"` or `[11, 11, 10]`: 3 or 4 widths of `1..=12` summing to 32 | `11+11+10` |
+/// | `digits`  | `"11+11+10"` or `[11, 11, 10]`: widths of `1..=12` summing to the key width (3 or 4 summing to 32 for f32, 2 to 4 summing to 16 for f16 and bf16) | `11+11+10`; `coarse` + the rest for f16 and bf16 |
 /// | `threads` | integer, 128, 256, 384, 512 or 1024                          | `512`        |
+/// | `values`  | `true` or `false`: also write the selected values            | `false`      |
+/// | `order`   | `any` or `sorted` (descending by value)                      | `any`        |
+/// | `ties`    | `any` or `lowest` (deterministic: the lowest indices win)    | `any`        |
+/// | `rows`    | `lengths`, `window_relative`, `window_absolute` or `decode`  | `lengths`    |
+/// | `transform` | `none`, `offset` or `paged`                                | `none`       |
 ///
 /// `map = cluster` means `cluster(8)`. `stride`, `rho`, `rescue` or `exact_below` without
 /// `propose` mean `propose = sampled`; with `propose = exact` they are an error. `rowlocal_*`
@@ -46,8 +51,9 @@ use proc_macro::TokenStream;
 /// A key or value that breaks a rule of `Spec::validate` is a compile error on that
 /// `key = value` pair; for a rule over two keys, on the one written later.
 ///
-/// Where code generation does not cover the mapping yet, `source` and `entry` are empty and
-/// `hash` is 16 hex digits of sha256 of the canonical text.
+/// Where code generation does not cover the mapping, dtype or interface yet (see
+/// `Spec::gpu_unsupported`: such specs run on the CPU backend), `source` and `entry` are empty
+/// and `hash` is 16 hex digits of sha256 of the canonical text.
 #[proc_macro]
 pub fn topk_kernel(input: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(input as args::Args);

@@ -3,26 +3,26 @@
 //! certificate C(tau0)) and builds its leading-digit histogram on first encounter. The rescue
 //! pass appends only the band between the two cutoffs.
 
-use super::params::Digit;
+use super::params::Params;
 use super::refine::Frontier;
 use super::scan::{for_each_at_or_above, Cutoff, Staging};
-use crate::keys;
 
 /// Append `A = {i : x_i >= cutoff}` to the frontier; also the authoritative NaN check of the
 /// row (`Err(col)` at the first NaN), folded into the same compare.
 pub(super) fn certify_and_collect(
+    params: &Params,
     row: &[f32],
     cutoff: Cutoff,
-    first: Digit,
     frontier: &mut Frontier,
     staging: &mut Staging,
 ) -> Result<(), usize> {
+    let first = params.digits[0];
     for_each_at_or_above(row, cutoff.scan_threshold(), staging, |col, x| {
         if x.is_nan() {
             return Err(col);
         }
         if cutoff.admits(x) {
-            frontier.admit(col, keys::desc_key32(x), first);
+            frontier.admit(col, params.key(x), first);
         }
         Ok(())
     })
@@ -31,16 +31,17 @@ pub(super) fn certify_and_collect(
 /// Append the band `{i : x_i >= lower, not x_i >= upper}` (eq. 18-19): the scores the rescue
 /// cutoff admits beyond the primary one. The row is known to be free of NaN.
 pub(super) fn collect_band(
+    params: &Params,
     row: &[f32],
     lower: Cutoff,
     upper: Cutoff,
-    first: Digit,
     frontier: &mut Frontier,
     staging: &mut Staging,
 ) {
+    let first = params.digits[0];
     let _ = for_each_at_or_above(row, lower.scan_threshold(), staging, |col, x| {
         if lower.admits(x) && !upper.admits(x) {
-            frontier.admit(col, keys::desc_key32(x), first);
+            frontier.admit(col, params.key(x), first);
         }
         Ok::<(), ()>(())
     });

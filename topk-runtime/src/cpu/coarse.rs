@@ -1,19 +1,33 @@
 //! Coarse bins `c(x)` (paper eq. 11) of many scores at once: the FP16 projection runs through
 //! `half`'s slice conversion (F16C SIMD where the CPU has it), bin for bin the same as
 //! [`keys::coarse_bin`] (checked against it at every rounding boundary in the tests below).
+//! bfloat16 scores bin by the top bits of their own key (`keys::coarse_bin_of`).
 
 use super::scan::first_nan;
+use crate::keys;
 use half::{f16, slice::HalfFloatSliceExt};
+use topk_dsl::Dtype;
 
 /// Scores converted to FP16 together.
 pub(super) const BATCH: usize = 256;
 
-/// Add the coarse bins of `scores` (at most [`BATCH`]) to `hist`; `Err(j)` if `scores[j]` is
-/// the first NaN.
+/// Add the coarse bins of `scores` (at most [`BATCH`]) of `dtype` to `hist`; `Err(j)` if
+/// `scores[j]` is the first NaN.
 #[inline]
-pub(super) fn add_coarse_bins(scores: &[f32], shift: u32, hist: &mut [u32]) -> Result<(), usize> {
+pub(super) fn add_coarse_bins(
+    scores: &[f32],
+    dtype: Dtype,
+    shift: u32,
+    hist: &mut [u32],
+) -> Result<(), usize> {
     if let Some(j) = first_nan(scores) {
         return Err(j);
+    }
+    if dtype == Dtype::Bf16 {
+        for &x in scores {
+            hist[keys::coarse_bin_of(dtype, x, shift) as usize] += 1;
+        }
+        return Ok(());
     }
     let mut halves = [f16::ZERO; BATCH];
     let halves = &mut halves[..scores.len()];
@@ -24,11 +38,17 @@ pub(super) fn add_coarse_bins(scores: &[f32], shift: u32, hist: &mut [u32]) -> R
     Ok(())
 }
 
-/// Coarse histogram `h(b) = #{i : c(x_i) = b}` of a whole row; `Err(col)` at the first NaN.
-pub(super) fn coarse_histogram(row: &[f32], shift: u32, hist: &mut [u32]) -> Result<(), usize> {
+/// Coarse histogram `h(b) = #{i : c(x_i) = b}` of a whole row of `dtype`; `Err(col)` at the
+/// first NaN.
+pub(super) fn coarse_histogram(
+    row: &[f32],
+    dtype: Dtype,
+    shift: u32,
+    hist: &mut [u32],
+) -> Result<(), usize> {
     hist.fill(0);
     for (n, chunk) in row.chunks(BATCH).enumerate() {
-        add_coarse_bins(chunk, shift, hist).map_err(|j| n * BATCH + j)?;
+        add_coarse_bins(chunk, dtype, shift, hist).map_err(|j| n * BATCH + j)?;
     }
     Ok(())
 }
@@ -48,7 +68,6 @@ fn desc_key16_of_bits(bits: u16) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys;
 
     /// Every FP16 value, the FP32 midpoints between neighbours (where rounding decides) and the
     /// FP32 values on either side of each midpoint, both signs, plus the specials.
@@ -106,7 +125,7 @@ mod tests {
                     );
                 }
                 let mut batched = vec![0u32; 1 << (16 - shift)];
-                coarse_histogram(chunk, shift, &mut batched).unwrap();
+                coarse_histogram(chunk, Dtype::F32, shift, &mut batched).unwrap();
                 let mut scalar = vec![0u32; 1 << (16 - shift)];
                 for &x in chunk {
                     scalar[keys::coarse_bin(x, shift) as usize] += 1;
@@ -122,6 +141,7 @@ mod tests {
         row[517] = f32::NAN;
         row[650] = f32::NAN;
         let mut hist = vec![0; 2048];
-        assert_eq!(coarse_histogram(&row, 5, &mut hist), Err(517));
+        assert_eq!(coarse_histogram(&row, Dtype::F32, 5, &mut hist), Err(517));
+        assert_eq!(coarse_histogram(&row, Dtype::Bf16, 5, &mut hist), Err(517));
     }
 }

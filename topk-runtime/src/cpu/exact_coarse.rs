@@ -8,7 +8,6 @@ use super::params::Params;
 use super::propose::first_bin_reaching;
 use super::refine::Frontier;
 use super::scan::{for_each_at_or_above, Cutoff, Staging};
-use crate::keys;
 
 /// Build E0 (written to `out`), Q0 and its leading-digit histogram; returns k0 = K - |E0|.
 /// `Err(col)` reports the first NaN.
@@ -20,13 +19,12 @@ pub(super) fn exact_coarse_frontier(
     staging: &mut Staging,
     out: &mut OutRow,
 ) -> Result<usize, usize> {
-    coarse_histogram(row, params.coarse_shift, coarse_hist)?;
+    coarse_histogram(row, params.dtype, params.coarse_shift, coarse_hist)?;
     let boundary = first_bin_reaching(coarse_hist, params.k as u32);
-    let shift = params.coarse_shift;
-    let admitted = Cutoff::through_bin(boundary, shift);
+    let admitted = params.cutoff(boundary);
     let better = match boundary {
         0 => Cutoff::NONE,
-        b => Cutoff::through_bin(b - 1, shift),
+        b => params.cutoff(b - 1),
     };
     let first = params.digits[0];
     frontier.reset(first);
@@ -34,7 +32,7 @@ pub(super) fn exact_coarse_frontier(
         if better.admits(x) {
             out.push(col as u32);
         } else if admitted.admits(x) {
-            frontier.admit(col, keys::desc_key32(x), first);
+            frontier.admit(col, params.key(x), first);
         }
         Ok::<(), ()>(())
     });

@@ -9,13 +9,21 @@
 //!    (`Rescue`); otherwise exact coarse recovery (`Recovery`). No usable view, a row shorter
 //!    than the proposal's `exact_below`, or an exact proposal: `DirectExact`, the exact coarse
 //!    route from the start.
-//! 3. Frontier-only radix refinement over the FP32 digits commits the rest.
+//! 3. Frontier-only radix refinement over the key's digits commits the rest (FP32 keys, or
+//!    the 16-bit keys of FP16 and bfloat16 scores); with `ties=lowest` the final group of
+//!    equal keys gives up its lowest indices.
+//!
+//! [`select_with`] runs the same phases over a whole call interface (`crate::call`): any score
+//! dtype, row windows or decode rows, values, sorted output, lowest-index ties and fused index
+//! transforms (each row's window selected as a row of its own, then written as the call stores
+//! it); [`oracle_with`] writes the canonical output of such a call and [`verify_with`] checks
+//! one.
 
 mod baseline;
 mod certify;
 mod coarse;
 mod exact_coarse;
-
+mod finish;
 mod oracle;
 mod output;
 mod params;
@@ -23,11 +31,15 @@ mod propose;
 mod refine;
 mod scan;
 mod select;
+mod select_call;
 pub mod sharded;
 mod verify;
+mod verify_call;
 pub mod view;
 
 pub use baseline::select_baseline;
-pub use oracle::oracle;
+pub use oracle::{oracle, oracle_with};
 pub use select::{select, select_rows_from};
+pub use select_call::select_with;
 pub use verify::{verify, VerifyReport, Violation};
+pub use verify_call::verify_with;

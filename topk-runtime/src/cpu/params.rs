@@ -1,7 +1,8 @@
 //! Everything a row needs from the Spec, derived once per call.
 
-use crate::Result;
-use topk_dsl::{Spec, SpecError};
+use super::scan::Cutoff;
+use crate::{keys, Result};
+use topk_dsl::{Dtype, Spec, SpecError, Ties};
 
 /// One FP32 refinement digit: right shift and width inside the descending key.
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +51,10 @@ pub(super) struct Params {
     pub digit_bins: usize,
     /// Rows of the whole call, which decide its tail rows (`Spec::in_tail`).
     pub call_rows: u64,
+    /// The score dtype, which fixes the refinement and coarse keys (`keys::desc_key_of`).
+    pub dtype: Dtype,
+    /// Ties at rank K go to the lowest indices (`ties=lowest`).
+    pub lowest_ties: bool,
 }
 
 impl Params {
@@ -61,9 +66,13 @@ impl Params {
         let widths = spec.digits.as_slice();
         if widths.is_empty()
             || widths.iter().any(|&w| w == 0 || w > 16)
-            || widths.iter().map(|&w| w as u32).sum::<u32>() != 32
+            || widths.iter().map(|&w| w as u32).sum::<u32>() != spec.dtype.key_bits()
         {
-            return Err(invalid("digits", "1 to 4 widths, each 1..=16 bits, summing to 32").into());
+            return Err(invalid(
+                "digits",
+                "1 to 4 widths, each 1..=16 bits, summing to the key width",
+            )
+            .into());
         }
         if spec.coarse_bits == 0 || spec.coarse_bits > 16 {
             return Err(invalid("coarse", "between 1 and 16 bits").into());
@@ -106,7 +115,20 @@ impl Params {
             digit_bins: spec.digit_bins() as usize,
             digits,
             call_rows,
+            dtype: spec.dtype,
+            lowest_ties: spec.io.ties == Ties::Lowest,
         })
+    }
+
+    /// The refinement key of a score (held as FP32).
+    #[inline(always)]
+    pub fn key(&self, x: f32) -> u32 {
+        keys::desc_key_of(self.dtype, x)
+    }
+
+    /// The FP32 cutoff admitting exactly the scores whose coarse bin is at most `bin`.
+    pub fn cutoff(&self, bin: u32) -> Cutoff {
+        Cutoff::through_bin_of(self.dtype, bin, self.coarse_shift)
     }
 
     /// Phase of row `row`'s stride view.

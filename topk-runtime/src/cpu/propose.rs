@@ -44,19 +44,25 @@ pub(super) fn propose_boundary(
         if n == 0 {
             break;
         }
-        if add_coarse_bins(&samples[..n], params.coarse_shift, coarse_hist).is_err() {
+        if add_coarse_bins(
+            &samples[..n],
+            params.dtype,
+            params.coarse_shift,
+            coarse_hist,
+        )
+        .is_err()
+        {
             return Err(first_nan(row).unwrap_or(0)); // the row's first NaN, like every pass
         }
     }
-    let shift = params.coarse_shift;
     let rank = match sampling.tail_rank {
         Some(tail) if params.spec.in_tail(row_index as u64, params.call_rows) => tail,
         _ => sampling.rank,
     };
-    let primary = Cutoff::through_bin(first_bin_reaching(coarse_hist, rank), shift);
+    let primary = params.cutoff(first_bin_reaching(coarse_hist, rank));
     let rescue = sampling
         .rescue_rank
-        .map(|q1| Cutoff::through_bin(first_bin_reaching(coarse_hist, q1), shift));
+        .map(|q1| params.cutoff(first_bin_reaching(coarse_hist, q1)));
     Ok(Some(Proposal { primary, rescue }))
 }
 

@@ -51,8 +51,15 @@ impl Frontier {
     }
 
     /// Commit the `quota` best entries of the frontier to `out` (eq. 23-25, then the final
-    /// equal-key group). Requires `quota <= |Q0|` and `hist` to count `digits[0]` over Q0.
-    pub fn refine(&mut self, digits: &[Digit], mut quota: usize, out: &mut OutRow) {
+    /// equal-key group: any of its entries, or the lowest indices with `lowest_ties`).
+    /// Requires `quota <= |Q0|` and `hist` to count `digits[0]` over Q0.
+    pub fn refine(
+        &mut self,
+        digits: &[Digit],
+        mut quota: usize,
+        out: &mut OutRow,
+        lowest_ties: bool,
+    ) {
         for (j, &digit) in digits.iter().enumerate() {
             if self.current.len() <= quota {
                 break; // the whole frontier is selected: nothing left to resolve
@@ -75,7 +82,12 @@ impl Frontier {
             }
             std::mem::swap(&mut self.hist, &mut self.next_hist);
         }
-        // Every entry left has the same FP32 key (or the frontier fits the quota): any will do.
+        // Every entry left has the same key (or the frontier fits the quota): any will do,
+        // unless ties go to the lowest indices.
+        if lowest_ties && self.current.len() > quota && quota > 0 {
+            self.current
+                .select_nth_unstable_by_key(quota - 1, |c| c.index);
+        }
         for c in self.current.iter().take(quota) {
             out.push(c.index);
         }
@@ -117,4 +129,44 @@ fn boundary_digit(hist: &[u32], quota: usize) -> (usize, usize) {
         ahead += count as usize;
     }
     (hist.len(), ahead)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frontiers the CPU phases build list each group of equal keys in column order, so the
+    /// first entries of the last group are its lowest indices anyway; a frontier in any other
+    /// order (as the GPU's atomics build it) must still give the lowest indices.
+    #[test]
+    fn lowest_ties_take_the_lowest_indices_of_an_unordered_final_group() {
+        let digits = [
+            Digit {
+                shift: 21,
+                width: 11,
+            },
+            Digit {
+                shift: 10,
+                width: 11,
+            },
+            Digit {
+                shift: 0,
+                width: 10,
+            },
+        ];
+        // One better key (index 40), then nine equal keys in scrambled index order.
+        let tie_indices = [17u32, 3, 29, 11, 5, 23, 2, 31, 8];
+        let mut frontier = Frontier::new(1 << 11);
+        frontier.reset(digits[0]);
+        frontier.admit(40, 0x1000_0000, digits[0]);
+        for &i in &tie_indices {
+            frontier.admit(i as usize, 0x2000_0000, digits[0]);
+        }
+        let mut slots = [0i32; 5];
+        let mut out = OutRow::new(&mut slots);
+        frontier.refine(&digits, 5, &mut out, true);
+        let mut chosen = slots;
+        chosen.sort_unstable();
+        assert_eq!(chosen, [2, 3, 5, 8, 40]);
+    }
 }

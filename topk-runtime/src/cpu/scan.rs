@@ -18,6 +18,11 @@ impl Cutoff {
         Cutoff(keys::coarse_endpoint(bin, shift))
     }
 
+    /// [`Cutoff::through_bin`] for the coarse bins of `dtype` (`keys::coarse_bin_of`).
+    pub fn through_bin_of(dtype: topk_dsl::Dtype, bin: u32, shift: u32) -> Cutoff {
+        Cutoff(keys::coarse_endpoint_of(dtype, bin, shift))
+    }
+
     /// Admits nothing.
     pub const NONE: Cutoff = Cutoff(None);
 

@@ -2,6 +2,7 @@
 
 use super::certify::{certify_and_collect, collect_band};
 use super::exact_coarse::exact_coarse_frontier;
+use super::finish::sort_row;
 use super::output::{write_short_row, OutRow};
 use super::params::Params;
 use super::propose::propose_boundary;
@@ -10,7 +11,7 @@ use super::scan::{first_nan, Staging};
 use crate::input::{check_indices, check_k, check_matrix};
 use crate::{Error, Result, Route, RouteStats, ScoreMatrix};
 use rayon::prelude::*;
-use topk_dsl::Spec;
+use topk_dsl::{Dtype, Order, Rows, Spec, Transform};
 
 /// Exact Top-K of every row of `scores` with the rank and policy of `spec`, into `out` (row
 /// `r` in `out[r * out_pitch..][..K]`; slots past K are not touched). Indices inside a row come
@@ -20,6 +21,10 @@ use topk_dsl::Spec;
 /// Fails, before writing any output when the shapes are wrong, on: an invalid spec, K outside
 /// `1..=MAX_K`, a matrix that does not fit its buffer, a length outside `[0, width]`, an
 /// index buffer too small, or a NaN among the valid scores (found while the rows are read).
+///
+/// The spec's `ties` and `order` are honoured; a spec of another dtype, or one whose interface
+/// needs more inputs or outputs (values, row windows, decode rows, index transforms), is an
+/// error that names [`super::select_with`], the entry point that takes them.
 pub fn select(
     spec: &Spec,
     scores: &ScoreMatrix,
@@ -52,6 +57,8 @@ pub fn select_rows_from(
     per_row_routes: bool,
 ) -> Result<RouteStats> {
     let params = Params::new(spec, call_rows)?;
+    check_plain_interface(spec)?;
+    let sorted = spec.io.order == Order::Sorted;
     let end = first_row.saturating_add(scores.rows as u64);
     if end > call_rows {
         return Err(Error::Input(format!(
@@ -73,14 +80,14 @@ pub fn select_rows_from(
             || RowScratch::new(&params),
             |scratch, (r, slots)| {
                 let global = first_row as usize + r;
-                select_row(
-                    &params,
-                    global,
-                    scores.row(r),
-                    &mut slots[..params.k],
-                    scratch,
-                )
-                .map_err(|col| Error::NaN { row: r, col })
+                let row = scores.row(r);
+                let slots = &mut slots[..params.k];
+                let outcome = select_row(&params, global, row, slots, scratch)
+                    .map_err(|col| Error::NaN { row: r, col })?;
+                if sorted {
+                    sort_row(row, slots);
+                }
+                Ok(outcome)
             },
         )
         .collect::<Result<_>>()?;
@@ -88,31 +95,35 @@ pub fn select_rows_from(
 }
 
 /// Buffers one worker reuses for every row it selects.
-struct RowScratch {
+pub(super) struct RowScratch {
     coarse_hist: Vec<u32>,
     frontier: Frontier,
     staging: Staging,
+    /// A 16-bit row widened to FP32.
+    pub widened: Vec<f32>,
 }
 
 impl RowScratch {
-    fn new(params: &Params) -> Self {
+    pub fn new(params: &Params) -> Self {
         RowScratch {
             coarse_hist: vec![0; params.coarse_bins],
             frontier: Frontier::new(params.digit_bins),
             staging: Staging::default(),
+            widened: Vec::new(),
         }
     }
 }
 
 /// The route of one row and the size of its initial frontier |Q0|.
 #[derive(Clone, Copy)]
-struct RowOutcome {
+pub(super) struct RowOutcome {
     route: Route,
     candidates: usize,
 }
 
-/// Select one row into `slots` (exactly K slots). `Err(col)`: a NaN at `col`.
-fn select_row(
+/// Select one row into `slots` (exactly K slots), indices relative to the row's start.
+/// `Err(col)`: a NaN at `col`.
+pub(super) fn select_row(
     params: &Params,
     row_index: usize,
     row: &[f32],
@@ -135,6 +146,7 @@ fn select_row(
         coarse_hist,
         frontier,
         staging,
+        ..
     } = scratch;
     let mut out = OutRow::new(slots);
 
@@ -146,11 +158,11 @@ fn select_row(
         None => None,
         Some(proposal) => {
             frontier.reset(first);
-            certify_and_collect(row, proposal.primary, first, frontier, staging)?;
+            certify_and_collect(params, row, proposal.primary, frontier, staging)?;
             if frontier.current.len() >= k {
                 Some(Route::Primary)
             } else if let Some(rescue) = proposal.rescue.filter(|&r| r != proposal.primary) {
-                collect_band(row, rescue, proposal.primary, first, frontier, staging);
+                collect_band(params, row, rescue, proposal.primary, frontier, staging);
                 (frontier.current.len() >= k).then_some(Route::Rescue)
             } else {
                 None // an empty band cannot lift the count: straight to recovery
@@ -170,12 +182,32 @@ fn select_row(
         }
     };
     let candidates = frontier.current.len();
-    frontier.refine(&params.digits, quota, &mut out);
+    frontier.refine(&params.digits, quota, &mut out, params.lowest_ties);
     debug_assert_eq!(out.filled(), k);
     Ok(RowOutcome { route, candidates })
 }
 
-fn route_stats(outcomes: &[RowOutcome], per_row_routes: bool) -> RouteStats {
+/// A spec [`select`] can run: FP32 scores, lengths in, indices out, no transform.
+fn check_plain_interface(spec: &Spec) -> Result<()> {
+    let io = &spec.io;
+    let needs = if spec.dtype != Dtype::F32 {
+        format!("dtype={}", spec.dtype)
+    } else if io.values {
+        "values=true".to_string()
+    } else if io.rows != Rows::Lengths {
+        format!("rows={}", io.rows)
+    } else if io.transform != Transform::None {
+        format!("transform={}", io.transform)
+    } else {
+        return Ok(());
+    };
+    Err(Error::Input(format!(
+        "`{spec}`: {needs} needs cpu::select_with (ScoreRows, CallIo, CallOut); cpu::select \
+         takes f32 scores with lengths and writes indices only"
+    )))
+}
+
+pub(super) fn route_stats(outcomes: &[RowOutcome], per_row_routes: bool) -> RouteStats {
     RouteStats::from_rows(
         outcomes.iter().map(|o| (o.route, o.candidates as u64)),
         per_row_routes,

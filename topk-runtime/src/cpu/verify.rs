@@ -80,8 +80,13 @@ pub fn verify(
             })
         })
         .collect::<Result<_>>()?;
+    Ok(report(findings))
+}
+
+/// The report of one finding (or none) per row.
+pub(super) fn report(findings: Vec<Option<String>>) -> VerifyReport {
     let mut report = VerifyReport {
-        rows_checked: scores.rows,
+        rows_checked: findings.len(),
         ..VerifyReport::default()
     };
     for (row, what) in findings.into_iter().enumerate() {
@@ -92,11 +97,11 @@ pub fn verify(
             }
         }
     }
-    Ok(report)
+    report
 }
 
 /// `L > K`: K distinct valid indices, and no unselected score above the smallest selected one.
-fn check_long_row(row: &[f32], slots: &[i32], sorted: &mut Vec<u32>) -> Option<String> {
+pub(super) fn check_long_row(row: &[f32], slots: &[i32], sorted: &mut Vec<u32>) -> Option<String> {
     let len = row.len();
     sorted.clear();
     for (slot, &index) in slots.iter().enumerate() {
@@ -139,7 +144,7 @@ fn check_long_row(row: &[f32], slots: &[i32], sorted: &mut Vec<u32>) -> Option<S
 }
 
 /// `L <= K`: slots `0..L` hold a permutation of `0..L`, the remaining slots hold `-1`.
-fn check_short_row(len: usize, slots: &[i32], sorted: &mut Vec<u32>) -> Option<String> {
+pub(super) fn check_short_row(len: usize, slots: &[i32], sorted: &mut Vec<u32>) -> Option<String> {
     if let Some((slot, &index)) = slots.iter().enumerate().skip(len).find(|(_, &i)| i != -1) {
         return Some(format!(
             "slot {slot} holds {index}, but the row has only {len} valid scores: slots from {len} on must hold -1"

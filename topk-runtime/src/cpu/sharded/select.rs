@@ -52,23 +52,7 @@ pub fn select_sharded_with(
     // No tail margin here (refused below), so the call's row count decides nothing.
     let params = Params::new(spec, scores.rows as u64)?;
     check_k(params.k)?;
-    if spec.view_run > 1 {
-        return Err(Error::Input(format!(
-            "`{spec}`: the context-parallel selector samples the stride view; use view=stride"
-        )));
-    }
-    if spec.exact_below() > 0 {
-        return Err(Error::Input(format!(
-            "`{spec}`: the context-parallel selector samples every row with a usable view; \
-             remove exact_below"
-        )));
-    }
-    if spec.tail_rows > 0 {
-        return Err(Error::Input(format!(
-            "`{spec}`: the context-parallel selector has no worker pool whose last rows to \
-             widen; remove tail"
-        )));
-    }
+    check_spec(spec)?;
     scores.check()?;
     check_indices(scores.rows, params.k, out.len(), out_pitch)?;
     if scores.rows == 0 {
@@ -251,4 +235,34 @@ fn route_stats(
             .map(|(row, &route)| (route, frontier(row))),
         per_row_routes,
     )
+}
+
+/// The spec parts the context-parallel selector implements: the stride view, every row with a
+/// usable view sampled, no tail margin, f32 scores and the plain interface.
+fn check_spec(spec: &Spec) -> Result<()> {
+    if spec.view_run > 1 {
+        return Err(Error::Input(format!(
+            "`{spec}`: the context-parallel selector samples the stride view; use view=stride"
+        )));
+    }
+    if spec.exact_below() > 0 {
+        return Err(Error::Input(format!(
+            "`{spec}`: the context-parallel selector samples every row with a usable view; \
+             remove exact_below"
+        )));
+    }
+    if spec.tail_rows > 0 {
+        return Err(Error::Input(format!(
+            "`{spec}`: the context-parallel selector has no worker pool whose last rows to \
+             widen; remove tail"
+        )));
+    }
+    if spec.dtype != topk_dsl::Dtype::F32 || !spec.io.is_default() {
+        return Err(Error::Input(format!(
+            "`{spec}`: the context-parallel selector takes f32 scores and the plain interface \
+             (lengths in, unordered indices out); select the gathered rows with \
+             cpu::select_with for the other dtypes and interface fields"
+        )));
+    }
+    Ok(())
 }

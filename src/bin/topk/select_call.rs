@@ -1,0 +1,150 @@
+//! `topk select` and `topk verify` through the call interface (any dtype, windows, decode rows,
+//! values, order, ties, transforms): the CPU backend, which implements all of it.
+
+use crate::call_inputs::{read_values, score_rows, AnyScores, CallFiles};
+use crate::error::CliError;
+use crate::{inputs, progress};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use topk::io::{self, Element};
+use topk_dsl::Spec;
+use topk_runtime::call::{row_windows, CallOut};
+use topk_runtime::{cpu, RouteStats, Score};
+
+/// What a call on the CPU selected, and how long it took.
+pub struct Selected {
+    pub stats: RouteStats,
+    pub elapsed: Duration,
+    /// Bytes of valid scores (every row's window).
+    pub valid_bytes: u64,
+}
+
+/// Select with `spec` on the CPU and write the indices to `out` and, with `values`, the values
+/// there (`.safetensors` by extension, else `.npy`; bfloat16 `.npy` as uint16 bit patterns).
+/// A file appears only when the selection succeeded, the second only with the first.
+#[allow(clippy::too_many_arguments)]
+pub fn select(
+    spec: &Spec,
+    scores: AnyScores,
+    (rows, width): (usize, usize),
+    files: &CallFiles,
+    scores_path: &Path,
+    out: &Path,
+    values: Option<&Path>,
+) -> Result<Selected, CliError> {
+    match scores {
+        AnyScores::F32(data) => typed(spec, &data, (rows, width), files, scores_path, out, values),
+        AnyScores::F16(data) => typed(spec, &data, (rows, width), files, scores_path, out, values),
+        AnyScores::Bf16(data) => typed(spec, &data, (rows, width), files, scores_path, out, values),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn typed<T: Score + Element>(
+    spec: &Spec,
+    data: &[T],
+    (rows, width): (usize, usize),
+    files: &CallFiles,
+    scores_path: &Path,
+    out: &Path,
+    values_out: Option<&Path>,
+) -> Result<Selected, CliError> {
+    let k = spec.k as usize;
+    let scores = score_rows(data, rows, width);
+    let io = files.io(spec);
+    let valid = row_windows(spec.io.rows, &io.rows, rows, width)
+        .map_err(CliError::Runtime)?
+        .iter()
+        .map(|w| w.len as u64)
+        .sum::<u64>();
+    let mut indices = vec![-1i32; rows * k];
+    let mut values = spec.io.values.then(|| vec![T::NEG_INFINITY; rows * k]);
+    let call = CallOut {
+        indices: &mut indices,
+        pitch: k,
+        values: values.as_deref_mut(),
+    };
+    let bar = progress::spinner("selecting");
+    let start = Instant::now();
+    let selected = cpu::select_with(spec, &scores, &io, call, false);
+    let elapsed = start.elapsed();
+    bar.finish_and_clear();
+    let stats = selected.map_err(inputs::locate_in(scores_path))?;
+    io::npy::write(out, &[rows, k], &indices).map_err(CliError::Output)?;
+    if let (Some(path), Some(values)) = (values_out, values) {
+        if let Err(e) = write_values(path, &[rows, k], &values) {
+            let _ = std::fs::remove_file(out);
+            return Err(CliError::Output(e));
+        }
+    }
+    Ok(Selected {
+        stats,
+        elapsed,
+        valid_bytes: valid * spec.dtype.size() as u64,
+    })
+}
+
+/// Write values as `.safetensors` (tensor `values`) when the name says so, else as `.npy`.
+fn write_values<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> io::Result<()> {
+    let is_safetensors = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("safetensors"));
+    if is_safetensors {
+        io::safetensors::write(
+            path,
+            &[io::safetensors::NamedTensor {
+                name: "values",
+                shape,
+                data,
+            }],
+        )
+    } else {
+        io::npy::write(path, shape, data)
+    }
+}
+
+/// Verify `indices` (and the values file, when given) under `spec` on the CPU.
+#[allow(clippy::too_many_arguments)]
+pub fn verify(
+    spec: &Spec,
+    scores: AnyScores,
+    (rows, width): (usize, usize),
+    files: &CallFiles,
+    indices: &[i32],
+    values: Option<&Path>,
+    scores_path: &Path,
+) -> Result<cpu::VerifyReport, CliError> {
+    let shape = (rows, width);
+    match scores {
+        AnyScores::F32(d) => verify_typed(spec, &d, shape, files, indices, values, scores_path),
+        AnyScores::F16(d) => verify_typed(spec, &d, shape, files, indices, values, scores_path),
+        AnyScores::Bf16(d) => verify_typed(spec, &d, shape, files, indices, values, scores_path),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verify_typed<T: Score + Element>(
+    spec: &Spec,
+    data: &[T],
+    (rows, width): (usize, usize),
+    files: &CallFiles,
+    indices: &[i32],
+    values_path: Option<&Path>,
+    scores_path: &Path,
+) -> Result<cpu::VerifyReport, CliError> {
+    let k = spec.k as usize;
+    let values = match values_path {
+        Some(path) => Some(read_values::<T>(path, spec.dtype, rows, k)?),
+        None => None,
+    };
+    let scores = score_rows(data, rows, width);
+    cpu::verify_with(
+        spec,
+        &scores,
+        &files.io(spec),
+        indices,
+        k,
+        values.as_deref(),
+    )
+    .map_err(inputs::locate_in(scores_path))
+}

@@ -1,0 +1,174 @@
+//! What a selector reads besides the scores and writes besides the indices: the compile-time
+//! half of a call's interface.
+//!
+//! # Compile-time here, run-time in the call
+//!
+//! A [`Spec`] fixes the *form* of a call: the score dtype ([`Spec::dtype`]), whether values
+//! come back ([`Io::values`]), their order ([`Io::order`]), how ties at rank K are broken
+//! ([`Io::ties`]), where a row's valid scores lie ([`Io::rows`]) and how indices are turned into
+//! what the caller stores ([`Io::transform`]). Each of them changes the generated kernel's
+//! parameter list or the code of its commit and output paths (a second output stream, a sort
+//! stage, tie resolution over index digits, a gather through a page table), and each changes
+//! what the output bytes mean, so the canonical text of a spec says exactly what its selector
+//! writes and a kernel is compiled for exactly that.
+//!
+//! The *data* of a call is run-time: the arrays (lengths, window starts and ends, `seq_lens`,
+//! offsets, the page table) and the scalars `next_n`, `page_size` and the page table's pitch
+//! and width (`topk_runtime::call::CallIo` on the host, device buffers and scalars on the GPU).
+//! They vary per call or per deployment without changing code: a run-time page size costs one
+//! integer division per written index (K per row, nothing beside the row's reads), and one
+//! kernel then serves every page size and speculative depth. Under CUDA-graph capture they
+//! are device inputs like the lengths, so one captured graph serves every call.
+
+use crate::{Dtype, Spec};
+
+/// The optional inputs and outputs of a selector (the defaults are the plain operator:
+/// lengths in, unordered indices out, ties broken any way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Io {
+    /// Also write the selected scores, `values[M, K]` in the score dtype, at the index output's
+    /// pitch; slots holding `-1` get `-inf`.
+    pub values: bool,
+    /// Order of the K entries of an output row.
+    pub order: Order,
+    /// Which scores equal to the K-th largest are selected.
+    pub ties: Ties,
+    /// Where each row's valid scores lie.
+    pub rows: Rows,
+    /// What is written for a selected position.
+    pub transform: Transform,
+}
+
+impl Io {
+    /// Lengths in, unordered indices out, ties broken any way, no values.
+    pub const DEFAULT: Io = Io {
+        values: false,
+        order: Order::Any,
+        ties: Ties::Any,
+        rows: Rows::Lengths,
+        transform: Transform::None,
+    };
+
+    /// Whether this is [`Io::DEFAULT`], the interface every kernel family generates.
+    pub fn is_default(&self) -> bool {
+        *self == Io::DEFAULT
+    }
+
+    /// Whether the output bytes are a function of the input alone: ties by lowest index and
+    /// sorted order. With `ties=lowest` alone the index *set* of a row is canonical, its order
+    /// is not.
+    pub fn canonical_bytes(&self) -> bool {
+        self.ties == Ties::Lowest && self.order == Order::Sorted
+    }
+}
+
+impl Default for Io {
+    fn default() -> Self {
+        Io::DEFAULT
+    }
+}
+
+/// Order of the entries of an output row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Any order (the fastest: indices are written as they are committed).
+    Any,
+    /// Descending by value; equal values in ascending index order when `ties=lowest`, else in
+    /// any order. Short rows (`L <= K`) list their L indices in that order, then `-1`.
+    Sorted,
+}
+
+/// Which of the scores equal to the K-th largest are selected when not all of them fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ties {
+    /// Any of them (whichever the kernel commits first).
+    Any,
+    /// The lowest indices win: the selected set is a function of the input alone, identical
+    /// across runs, kernel families, the GPU and the CPU backend. Equal means equal as numbers
+    /// (`-0.0 == +0.0`); "lowest" compares positions inside the row.
+    Lowest,
+}
+
+/// Where the valid scores of row `r` lie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rows {
+    /// `[0, len[r])` (the plain operator).
+    Lengths,
+    /// `[start[r], end[r])` of the row (vLLM's prefill layout); indices are written relative
+    /// to `start[r]` (`relative`, as vLLM, SGLang and FlashInfer do) or as positions in the
+    /// whole row (absolute).
+    Window { relative: bool },
+    /// Speculative decode (vLLM's `top_k_per_row_decode`): `next_n` consecutive rows per
+    /// sequence, row `r` valid on `[0, seq_lens[r / next_n] - next_n + 1 + r % next_n)`.
+    Decode,
+}
+
+/// What is written for a selected position `i` of row `r` (the index as [`Rows`] makes it,
+/// relative or absolute); `-1` padding is written as it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Transform {
+    /// `i` itself.
+    None,
+    /// `i + offset[r]` (FlashInfer's ragged transform).
+    Offset,
+    /// `table[r][i / P] * P + i % P` for a run-time page size P (SGLang's and FlashInfer's
+    /// page-table transform; P = 1 is a token-to-slot table).
+    Paged,
+}
+
+impl Dtype {
+    /// Bits of the ordered key refinement resolves: the element's own width.
+    pub const fn key_bits(self) -> u32 {
+        match self {
+            Dtype::F32 => 32,
+            Dtype::F16 | Dtype::Bf16 => 16,
+        }
+    }
+
+    /// Bytes per score.
+    pub const fn size(self) -> usize {
+        self.key_bits() as usize / 8
+    }
+}
+
+impl Spec {
+    /// What in this spec the GPU kernels do not generate yet, as a sentence that says where it
+    /// runs instead; `None` when every part is generated. Code generation refuses such a spec
+    /// (so nothing on the GPU is silently wrong) and the CLI's `--backend auto` takes the CPU.
+    pub fn gpu_unsupported(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.dtype != Dtype::F32 {
+            parts.push(format!("`dtype={}`", self.dtype));
+        }
+        let io = &self.io;
+        if io.values {
+            parts.push("`values`".to_string());
+        }
+        if io.order != Order::Any {
+            parts.push(format!("`order={}`", io.order));
+        }
+        if io.ties != Ties::Any {
+            parts.push(format!("`ties={}`", io.ties));
+        }
+        if io.rows != Rows::Lengths {
+            parts.push(format!("`rows={}`", io.rows));
+        }
+        if io.transform != Transform::None {
+            parts.push(format!("`transform={}`", io.transform));
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        let (list, verb) = match parts.len() {
+            1 => (parts.remove(0), "is"),
+            _ => {
+                let last = parts.pop().unwrap_or_default();
+                (format!("{} and {last}", parts.join(", ")), "are")
+            }
+        };
+        Some(format!(
+            "{list} {verb} implemented on the CPU backend only so far; run this spec on the CPU \
+             backend (`--backend cpu`, or `topk_runtime::cpu::select_with`)"
+        ))
+    }
+}

@@ -1,0 +1,210 @@
+//! One host-side description of a call's optional inputs and outputs: where each row's valid
+//! scores lie ([`RowSource`]), what is written for a selected position ([`IndexTransform`]) and
+//! where values go ([`CallOut`]). The CPU backend (`cpu::select_with`), the oracle
+//! (`cpu::oracle_with`) and the verifier (`cpu::verify_with`) take it; the GPU launch buffers
+//! mirror it one to one (a device pointer per array, the scalars as kernel parameters), so the
+//! same semantics are written down once, here:
+//!
+//! - Row `r`'s valid scores are `[start_r, start_r + L_r)` of its row (`rows::RowWindow`):
+//!   `[0, len[r])` for [`RowSource::Lengths`], `[starts[r], ends[r])` for [`RowSource::Window`],
+//!   `[0, seq_lens[r / next_n] - next_n + 1 + r % next_n)` for [`RowSource::Decode`] (vLLM's
+//!   `top_k_per_row_decode`: `next_n` consecutive rows per sequence, the last of them seeing
+//!   the whole sequence). The selector treats the window as the row: its view, routes and
+//!   output are those of a row of `L_r` scores starting at `start_r`.
+//! - A selected position `i` (relative to `start_r`) is written as `t = i` with
+//!   `rows=window(relative)` (vLLM, SGLang and FlashInfer's convention) and with lengths or
+//!   decode rows (whose start is 0), and as `t = start_r + i` with `rows=window(absolute)`;
+//!   then the transform: `t + offset[r]`, or `table[r][t / P] * P + t % P` through a page table
+//!   of page size P. A `-1` slot stays `-1`. Both peers' page lookups take the index relative to
+//!   the window's start, so their calls use `window(relative)`; `window(absolute)` serves tables
+//!   indexed by positions in the whole row (a sliding window over one sequence).
+//! - Every transformed index must be a non-negative int32 (else it would read as padding): the
+//!   offset range and the page table's width are checked per row before any score is read,
+//!   each page-table entry when it is used.
+
+mod rows;
+mod transform;
+
+pub use rows::{row_windows, RowWindow};
+pub use transform::{RowTransform, TransformInverse};
+
+use crate::score::{Score, ScoreRows};
+use crate::{Error, Result};
+use topk_dsl::{Io, Rows, Spec, Transform};
+
+/// Where each row's valid scores lie; the kind must be the Spec's `rows`.
+#[derive(Clone, Copy, Debug)]
+pub enum RowSource<'a> {
+    /// Row `r` is valid on `[0, lengths[r])` (`rows=lengths`).
+    Lengths(&'a [i32]),
+    /// Row `r` is valid on `[starts[r], ends[r])` (`rows=window(..)`).
+    Window { starts: &'a [i32], ends: &'a [i32] },
+    /// `next_n` rows per sequence; row `r` is valid on
+    /// `[0, seq_lens[r / next_n] - next_n + 1 + r % next_n)` (`rows=decode`).
+    Decode { seq_lens: &'a [i32], next_n: u32 },
+}
+
+/// A page table: row `r` of the score matrix reads `data[r * pitch..][..columns]` (every row
+/// the same table row when `pitch` is 0), one physical page per `page_size` positions.
+#[derive(Clone, Copy, Debug)]
+pub struct PageTable<'a> {
+    pub data: &'a [i32],
+    /// Entries per table row: the pages a row may address.
+    pub columns: usize,
+    /// Elements between the starts of consecutive table rows; 0 shares one row among all.
+    pub pitch: usize,
+    /// Positions per page, at least 1 (1: a token-to-slot table).
+    pub page_size: u32,
+}
+
+/// What is written for a selected position; the kind must be the Spec's `transform`.
+#[derive(Clone, Copy, Debug)]
+pub enum IndexTransform<'a> {
+    /// The index itself.
+    None,
+    /// `index + offsets[r]`.
+    Offset(&'a [i32]),
+    /// `table[r][index / P] * P + index % P`.
+    Paged(PageTable<'a>),
+}
+
+/// The optional inputs of a call beside the scores.
+#[derive(Clone, Copy, Debug)]
+pub struct CallIo<'a> {
+    pub rows: RowSource<'a>,
+    pub transform: IndexTransform<'a>,
+}
+
+impl<'a> CallIo<'a> {
+    /// The plain operator's inputs: one valid length per row, indices as they are.
+    pub fn lengths(lengths: &'a [i32]) -> Self {
+        CallIo {
+            rows: RowSource::Lengths(lengths),
+            transform: IndexTransform::None,
+        }
+    }
+
+    /// Error unless the kinds of rows and transform are the ones the Spec's interface names.
+    pub fn check_kinds(&self, io: &Io) -> Result<()> {
+        let rows_match = matches!(
+            (self.rows, io.rows),
+            (RowSource::Lengths(_), Rows::Lengths)
+                | (RowSource::Window { .. }, Rows::Window { .. })
+                | (RowSource::Decode { .. }, Rows::Decode)
+        );
+        if !rows_match {
+            return Err(Error::Input(format!(
+                "the spec has rows={} but the call passes {}; pass the row source the spec \
+                 names, or change the spec's `rows`",
+                io.rows,
+                self.rows.describe()
+            )));
+        }
+        let transform_match = matches!(
+            (self.transform, io.transform),
+            (IndexTransform::None, Transform::None)
+                | (IndexTransform::Offset(_), Transform::Offset)
+                | (IndexTransform::Paged(_), Transform::Paged)
+        );
+        if !transform_match {
+            return Err(Error::Input(format!(
+                "the spec has transform={} but the call passes {}; pass the transform the \
+                 spec names, or change the spec's `transform`",
+                io.transform,
+                self.transform.describe()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Each row's window and transform for a call of `spec` on `scores`, after checking that the
+/// scores have the spec's dtype, that `io` passes the row source and transform the spec names,
+/// that the score buffer holds its rows, and every row's window and transform range (before any
+/// score is read).
+pub fn resolve<'a, T: Score>(
+    spec: &Spec,
+    scores: &ScoreRows<T>,
+    io: &CallIo<'a>,
+) -> Result<(Vec<RowWindow>, Vec<RowTransform<'a>>)> {
+    if T::DTYPE != spec.dtype {
+        return Err(Error::Input(format!(
+            "the spec has dtype={} but the scores are {}; select them with a spec of their \
+             dtype",
+            spec.dtype,
+            T::DTYPE
+        )));
+    }
+    io.check_kinds(&spec.io)?;
+    crate::input::check_score_rows(scores)?;
+    let windows = row_windows(spec.io.rows, &io.rows, scores.rows, scores.width)?;
+    let transforms = io.transform.per_row(&windows)?;
+    Ok((windows, transforms))
+}
+
+/// A values buffer is given exactly when the spec has `values=true`, and holds `rows` rows of
+/// `k` values at `pitch`.
+pub(crate) fn check_values<T>(
+    spec: &Spec,
+    values: Option<&[T]>,
+    rows: usize,
+    k: usize,
+    pitch: usize,
+) -> Result<()> {
+    match (spec.io.values, values) {
+        (false, None) => Ok(()),
+        (true, Some(v)) => crate::input::check_indices(rows, k, v.len(), pitch)
+            .map_err(|e| Error::Input(format!("values: {e}"))),
+        (true, None) => Err(Error::Input(
+            "the spec has values=true but no values buffer was given; pass one of rows x K at \
+             the index pitch"
+                .into(),
+        )),
+        (false, Some(_)) => Err(Error::Input(
+            "a values buffer was given but the spec has no values=true; set it in the spec, or \
+             pass no buffer"
+                .into(),
+        )),
+    }
+}
+
+impl RowSource<'_> {
+    fn describe(&self) -> &'static str {
+        match self {
+            RowSource::Lengths(_) => "lengths",
+            RowSource::Window { .. } => "window starts and ends",
+            RowSource::Decode { .. } => "decode seq_lens",
+        }
+    }
+}
+
+impl IndexTransform<'_> {
+    fn describe(&self) -> &'static str {
+        match self {
+            IndexTransform::None => "no transform",
+            IndexTransform::Offset(_) => "offsets",
+            IndexTransform::Paged(_) => "a page table",
+        }
+    }
+}
+
+/// Where a call writes: row `r`'s K indices at `indices[r * pitch..][..K]` and, when the Spec
+/// has `values=true`, its K values at the same place of `values` (in the score dtype; `-inf`
+/// where the index is `-1`).
+#[derive(Debug)]
+pub struct CallOut<'a, T> {
+    pub indices: &'a mut [i32],
+    pub pitch: usize,
+    pub values: Option<&'a mut [T]>,
+}
+
+impl<'a, T: Score> CallOut<'a, T> {
+    /// Indices only, at `pitch`.
+    pub fn indices(indices: &'a mut [i32], pitch: usize) -> Self {
+        CallOut {
+            indices,
+            pitch,
+            values: None,
+        }
+    }
+}
