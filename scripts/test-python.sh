@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Python package's tests: builds and installs `pip install ./topk-python` into a fresh
 # virtualenv (.dev/pytest-venv, git-ignored), with NumPy, pytest and PyTorch from PyPI, then runs
-# pytest on topk-python/tests. PyTorch from PyPI is the CUDA build (about 5 GB installed; it runs
-# on the CPU too); TOPK_TEST_TORCH=0 leaves it out, and its tests then skip. The GPU tests skip
-# without a GPU.
+# pytest on topk-python/tests. PyTorch is pinned to the version of the GPU host the CUDA path is
+# measured on (TOPK_TEST_TORCH_VERSION picks another); PyPI's build is the CUDA one (about 5 GB
+# installed; it runs on the CPU too); TOPK_TEST_TORCH=0 leaves it out, and its tests then skip.
+# The GPU tests skip without a GPU.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,7 +15,7 @@ pip=("$venv/bin/python" -m pip --disable-pip-version-check)
 "${pip[@]}" install -q --upgrade pip
 "${pip[@]}" install -q numpy pytest
 if [[ "${TOPK_TEST_TORCH:-1}" != 0 ]]; then
-  "${pip[@]}" install -q torch
+  "${pip[@]}" install -q "torch==${TOPK_TEST_TORCH_VERSION:-2.11.0}"
 fi
 "${pip[@]}" install ./topk-python
 # From outside the source tree, so the installed package is the one imported.

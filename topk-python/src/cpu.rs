@@ -1,29 +1,80 @@
 //! The CPU backend on host buffers described by raw pointers (NumPy arrays, CPU tensors, any
-//! DLPack producer on the CPU): `topk_runtime::cpu::select` with the CLI's default policy.
+//! DLPack producer on the CPU): `topk_runtime::cpu::select_with` over the whole call interface
+//! (`docs/interface.md`: f16/bf16 scores, values, sorted order, lowest-index ties, row windows,
+//! decode rows, offset and paged transforms), with the CLI's default policy.
 
 use crate::errors::to_py;
-use topk_dsl::{Spec, MAX_K};
-use topk_runtime::{cpu, Error, Result, ScoreMatrix};
+use half::{bf16, f16};
+use topk_dsl::{Digits, Dtype, Io, Order, Rows, Spec, Ties, Transform, MAX_K};
+use topk_runtime::call::{CallIo, CallOut, IndexTransform, PageTable, RowSource};
+use topk_runtime::{cpu, Error, Result, Score, ScoreRows};
 
-/// Lengths as the caller holds them: none (every row full), or int32 / int64 at a stride.
+/// A 1-D int32 or int64 host array: `len` elements `stride` elements apart.
 #[derive(Clone, Copy, Debug)]
-pub enum HostLengths {
-    Full,
-    I32 { ptr: u64, stride: isize },
-    I64 { ptr: u64, stride: isize },
+pub struct HostInts {
+    pub ptr: u64,
+    pub bits: u32,
+    pub len: usize,
+    pub stride: isize,
 }
 
-/// One CPU call on host memory.
+/// A 2-D int32 or int64 host array (a page table), strides in elements.
+#[derive(Clone, Copy, Debug)]
+pub struct HostTable {
+    pub ptr: u64,
+    pub bits: u32,
+    pub rows: usize,
+    pub columns: usize,
+    pub row_stride: isize,
+    pub col_stride: isize,
+}
+
+/// Where each row's valid scores lie, as the caller holds the arrays.
+#[derive(Clone, Copy, Debug)]
+pub enum HostRows {
+    /// Every row full.
+    Full,
+    Lengths(HostInts),
+    Window {
+        starts: HostInts,
+        ends: HostInts,
+        relative: bool,
+    },
+    Decode {
+        seq_lens: HostInts,
+        next_n: u32,
+    },
+}
+
+/// What is written for a selected position, as the caller holds the arrays.
+#[derive(Clone, Copy, Debug)]
+pub enum HostTransform {
+    None,
+    Offset(HostInts),
+    /// `table` has one row per score row, or one row that every score row shares.
+    Paged {
+        table: HostTable,
+        page_size: u32,
+    },
+}
+
+/// One CPU call on host memory. `values`: where the selected scores go (pointer, row pitch),
+/// in the scores' dtype.
 #[derive(Clone, Copy, Debug)]
 pub struct HostCall {
     pub scores: u64,
+    pub dtype: Dtype,
     pub rows: usize,
     pub width: usize,
     pub pitch: usize,
-    pub lengths: HostLengths,
+    pub k: usize,
     pub out: u64,
     pub out_pitch: usize,
-    pub k: usize,
+    pub values: Option<(u64, usize)>,
+    pub source: HostRows,
+    pub transform: HostTransform,
+    pub sorted: bool,
+    pub lowest_ties: bool,
 }
 
 /// The CPU policy without a spec: the GPU planner's persistent default at `k` for rows of
@@ -37,43 +88,212 @@ pub fn default_spec(k: usize, width: usize) -> Spec {
     }
 }
 
-/// Reads the lengths into int32, each checked against `[0, width]` (the error names the row).
-///
-/// # Safety
-/// The lengths pointer must address `rows` elements at its stride.
-unsafe fn read_lengths(call: &HostCall) -> Result<Vec<i32>> {
-    let bad = |row: usize, len: i64| Error::Length {
-        row,
-        len,
-        width: call.width,
-    };
-    let mut out = Vec::with_capacity(call.rows);
-    for row in 0..call.rows {
-        let len: i64 = match call.lengths {
-            HostLengths::Full => call.width as i64,
-            // SAFETY: the caller vouches for `rows` elements at `stride`.
-            HostLengths::I32 { ptr, stride } => unsafe {
-                *(ptr as *const i32).offset(row as isize * stride) as i64
-            },
-            // SAFETY: as above.
-            HostLengths::I64 { ptr, stride } => unsafe {
-                *(ptr as *const i64).offset(row as isize * stride)
-            },
-        };
-        if len < 0 || len > call.width as i64 {
-            return Err(bad(row, len));
-        }
-        out.push(len as i32);
+/// The spec of a call: the default policy for `dtype` (16-bit scores refine their own key,
+/// `Digits::default_for`) with the interface `io`.
+fn call_spec(k: usize, width: usize, dtype: Dtype, io: Io) -> Result<Spec> {
+    let mut spec = default_spec(k, width);
+    if dtype != Dtype::F32 {
+        spec.digits = Digits::default_for(dtype, spec.coarse_bits);
     }
-    Ok(out)
+    spec.dtype = dtype;
+    spec.io = io;
+    spec.validate()?;
+    Ok(spec)
 }
 
-/// Selects every row into `out`; on an error nothing is written to `out`.
+impl HostCall {
+    fn io(&self) -> Io {
+        Io {
+            values: self.values.is_some(),
+            order: if self.sorted {
+                Order::Sorted
+            } else {
+                Order::Any
+            },
+            ties: if self.lowest_ties {
+                Ties::Lowest
+            } else {
+                Ties::Any
+            },
+            rows: match self.source {
+                HostRows::Full | HostRows::Lengths(_) => Rows::Lengths,
+                HostRows::Window { relative, .. } => Rows::Window { relative },
+                HostRows::Decode { .. } => Rows::Decode,
+            },
+            transform: match self.transform {
+                HostTransform::None => Transform::None,
+                HostTransform::Offset(_) => Transform::Offset,
+                HostTransform::Paged { .. } => Transform::Paged,
+            },
+        }
+    }
+}
+
+/// `len` elements of type `T` at `ptr` as a slice; a dangling pointer for an empty one (a
+/// zero-size array may have a null data pointer).
 ///
 /// # Safety
-/// `scores` must address `(rows - 1) * pitch + width` readable f32, the lengths as
-/// [`read_lengths`] says, and `out` `(rows - 1) * out_pitch + k` writable i32, none of them
-/// changed by anyone else during the call.
+/// `ptr` must address `len` readable `T` when `len > 0`.
+unsafe fn host_slice<'a, T>(ptr: u64, len: usize) -> &'a [T] {
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { std::slice::from_raw_parts(ptr as *const T, len) }
+}
+
+/// Reads element `i` of a strided int32 / int64 array as i64.
+///
+/// # Safety
+/// `i < a.len` and the array must address its elements.
+unsafe fn read_at(a: &HostInts, i: usize) -> i64 {
+    let at = i as isize * a.stride;
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match a.bits {
+            32 => *(a.ptr as *const i32).offset(at) as i64,
+            _ => *(a.ptr as *const i64).offset(at),
+        }
+    }
+}
+
+/// The elements of `a` as int32; one that does not fit is `too_big(index, value)`.
+///
+/// # Safety
+/// `a` must address its `len` elements.
+unsafe fn read_ints(a: &HostInts, too_big: impl Fn(usize, i64) -> Error) -> Result<Vec<i32>> {
+    (0..a.len)
+        .map(|i| {
+            // SAFETY: forwarded from the caller.
+            let v = unsafe { read_at(a, i) };
+            i32::try_from(v).map_err(|_| too_big(i, v))
+        })
+        .collect()
+}
+
+/// An error for `name[i] = v` beyond int32.
+fn beyond_int32(name: &'static str) -> impl Fn(usize, i64) -> Error {
+    move |i, v| {
+        Error::Input(format!(
+            "{name}[{i}] is {v}, beyond the int32 range: pass values that fit int32"
+        ))
+    }
+}
+
+/// The call's arrays read into int32 (the forms `CallIo` borrows).
+#[derive(Default)]
+struct Arrays {
+    first: Vec<i32>,
+    second: Vec<i32>,
+    next_n: u32,
+    transform: Vec<i32>,
+    columns: usize,
+    pitch: usize,
+    page_size: u32,
+}
+
+impl Arrays {
+    /// # Safety
+    /// Every array of `call` must address its elements.
+    unsafe fn read(call: &HostCall) -> Result<Arrays> {
+        let mut a = Arrays::default();
+        // SAFETY (each read below): forwarded from the caller.
+        match call.source {
+            HostRows::Full => a.first = vec![call.width as i32; call.rows],
+            HostRows::Lengths(lengths) => {
+                // A length beyond int32 is a bad length of its row, as any other.
+                let width = call.width;
+                a.first =
+                    unsafe { read_ints(&lengths, |row, len| Error::Length { row, len, width })? };
+            }
+            HostRows::Window { starts, ends, .. } => {
+                a.first = unsafe { read_ints(&starts, beyond_int32("starts"))? };
+                a.second = unsafe { read_ints(&ends, beyond_int32("ends"))? };
+            }
+            HostRows::Decode { seq_lens, next_n } => {
+                a.first = unsafe { read_ints(&seq_lens, beyond_int32("seq_lens"))? };
+                a.next_n = next_n;
+            }
+        }
+        match call.transform {
+            HostTransform::None => {}
+            HostTransform::Offset(offsets) => {
+                a.transform = unsafe { read_ints(&offsets, beyond_int32("offsets"))? };
+            }
+            HostTransform::Paged { table, page_size } => {
+                a.transform = unsafe { read_table(&table)? };
+                a.columns = table.columns;
+                a.pitch = if table.rows == 1 { 0 } else { table.columns };
+                a.page_size = page_size;
+            }
+        }
+        Ok(a)
+    }
+
+    fn io(&self, call: &HostCall) -> CallIo<'_> {
+        CallIo {
+            rows: match call.source {
+                HostRows::Full | HostRows::Lengths(_) => RowSource::Lengths(&self.first),
+                HostRows::Window { .. } => RowSource::Window {
+                    starts: &self.first,
+                    ends: &self.second,
+                },
+                HostRows::Decode { .. } => RowSource::Decode {
+                    seq_lens: &self.first,
+                    next_n: self.next_n,
+                },
+            },
+            transform: match call.transform {
+                HostTransform::None => IndexTransform::None,
+                HostTransform::Offset(_) => IndexTransform::Offset(&self.transform),
+                HostTransform::Paged { .. } => IndexTransform::Paged(PageTable {
+                    data: &self.transform,
+                    columns: self.columns,
+                    pitch: self.pitch,
+                    page_size: self.page_size,
+                }),
+            },
+        }
+    }
+}
+
+/// A page table read row by row into a contiguous int32 `[rows, columns]`.
+///
+/// # Safety
+/// `t` must address its `rows x columns` elements at its strides.
+unsafe fn read_table(t: &HostTable) -> Result<Vec<i32>> {
+    let mut data = Vec::with_capacity(t.rows * t.columns);
+    for r in 0..t.rows {
+        let row = HostInts {
+            ptr: t
+                .ptr
+                .wrapping_add_signed(r as i64 * t.row_stride as i64 * i64::from(t.bits / 8)),
+            bits: t.bits,
+            len: t.columns,
+            stride: t.col_stride,
+        };
+        // SAFETY: forwarded from the caller.
+        let values = unsafe {
+            read_ints(&row, |c, v| {
+                Error::Input(format!(
+                    "page_table[{r}, {c}] is {v}, beyond the int32 range: page numbers must fit \
+                     int32"
+                ))
+            })?
+        };
+        data.extend(values);
+    }
+    Ok(data)
+}
+
+/// Selects every row of `call` and writes indices (and values) to the caller's buffers; on an
+/// error nothing is written.
+///
+/// # Safety
+/// `scores` must address `(rows - 1) * pitch + width` readable elements of `dtype`, every array
+/// of the call its elements, `out` `(rows - 1) * out_pitch + k` writable int32 and `values`
+/// as many writable elements of `dtype` at its pitch, none of them changed by anyone else
+/// during the call.
 pub unsafe fn select(call: HostCall) -> Result<()> {
     if call.k == 0 || call.k > MAX_K as usize {
         return Err(Error::K {
@@ -84,36 +304,66 @@ pub unsafe fn select(call: HostCall) -> Result<()> {
     if call.rows == 0 {
         return Ok(());
     }
-    // SAFETY: forwarded from the caller.
-    let lengths = unsafe { read_lengths(&call)? };
-    let mut staged = vec![-1i32; call.rows * call.k];
-    if call.width > 0 {
-        let span = (call.rows - 1) * call.pitch + call.width;
-        // SAFETY: the caller vouches for `span` readable scores.
-        let data = unsafe { std::slice::from_raw_parts(call.scores as *const f32, span) };
-        let matrix = ScoreMatrix {
-            data,
-            rows: call.rows,
-            width: call.width,
-            pitch: call.pitch,
-            lengths: &lengths,
-        };
-        cpu::select(
-            &default_spec(call.k, call.width),
-            &matrix,
-            &mut staged,
-            call.k,
-            false,
-        )?;
+    if call.width > i32::MAX as usize {
+        return Err(Error::Input(format!(
+            "width {} is beyond the int32 range of lengths and indices: split the rows",
+            call.width
+        )));
     }
-    let out = call.out as *mut i32;
-    for (row, chunk) in staged.chunks_exact(call.k).enumerate() {
-        // SAFETY: row `row` of `out` has `k` writable slots at `row * out_pitch`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(chunk.as_ptr(), out.add(row * call.out_pitch), call.k)
-        };
+    let spec = call_spec(call.k, call.width, call.dtype, call.io())?;
+    // SAFETY: forwarded from the caller.
+    let arrays = unsafe { Arrays::read(&call)? };
+    let io = arrays.io(&call);
+    // SAFETY (each arm): forwarded from the caller.
+    match call.dtype {
+        Dtype::F32 => unsafe { select_typed::<f32>(&call, &spec, &io) },
+        Dtype::F16 => unsafe { select_typed::<f16>(&call, &spec, &io) },
+        Dtype::Bf16 => unsafe { select_typed::<bf16>(&call, &spec, &io) },
+    }
+}
+
+/// [`select`] for scores of type `T`: into staging buffers, then copied out.
+///
+/// # Safety
+/// As [`select`].
+unsafe fn select_typed<T: Score>(call: &HostCall, spec: &Spec, io: &CallIo) -> Result<()> {
+    let (rows, k) = (call.rows, call.k);
+    let span = (rows - 1) * call.pitch + call.width;
+    let scores = ScoreRows {
+        // SAFETY: the caller vouches for `span` readable scores.
+        data: unsafe { host_slice::<T>(call.scores, span) },
+        rows,
+        width: call.width,
+        pitch: call.pitch,
+    };
+    let mut indices = vec![-1i32; rows * k];
+    let mut values = call.values.map(|_| vec![T::NEG_INFINITY; rows * k]);
+    let staged = CallOut {
+        indices: &mut indices,
+        pitch: k,
+        values: values.as_deref_mut(),
+    };
+    cpu::select_with(spec, &scores, io, staged, false)?;
+    // SAFETY: the caller vouches for the output rows.
+    unsafe {
+        copy_rows(&indices, k, call.out, call.out_pitch);
+        if let (Some(values), Some((ptr, pitch))) = (values, call.values) {
+            copy_rows(&values, k, ptr, pitch);
+        }
     }
     Ok(())
+}
+
+/// Copies rows of `k` elements from `src` (contiguous) to `dst` at row pitch `pitch`.
+///
+/// # Safety
+/// `dst` must address `src.len() / k` rows of `k` writable elements at `pitch`.
+unsafe fn copy_rows<T: Copy>(src: &[T], k: usize, dst: u64, pitch: usize) {
+    let dst = dst as *mut T;
+    for (row, chunk) in src.chunks_exact(k).enumerate() {
+        // SAFETY: row `row` of `dst` has `k` writable slots at `row * pitch`.
+        unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), dst.add(row * pitch), k) };
+    }
 }
 
 /// [`select`] as a Python error.

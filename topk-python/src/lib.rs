@@ -48,53 +48,142 @@ fn to_u32(what: &str, v: u64) -> PyResult<u32> {
     u32::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} {v} does not fit 32 bits")))
 }
 
-/// Selects on the CPU backend from host pointers. `lengths_bits` is 0 (no lengths: every row
-/// full), 32 or 64, with `lengths_stride` in elements. Nothing is written to `out` on error.
+/// A 1-D int32/int64 host array from Python: `(ptr, bits, len, stride)`, stride in elements.
+type IntsArg = (u64, u32, usize, isize);
+/// A 2-D int32/int64 host array: `(ptr, bits, rows, columns, row_stride, col_stride)`.
+type TableArg = (u64, u32, usize, usize, isize, isize);
+
+fn host_ints(name: &str, a: IntsArg) -> PyResult<cpu::HostInts> {
+    let (ptr, bits, len, stride) = a;
+    if bits != 32 && bits != 64 {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be int32 or int64, got {bits}-bit integers"
+        )));
+    }
+    if ptr == 0 && len > 0 {
+        return Err(PyValueError::new_err(format!("{name} has no data pointer")));
+    }
+    Ok(cpu::HostInts {
+        ptr,
+        bits,
+        len,
+        stride,
+    })
+}
+
+/// The row source of a CPU call from the arrays given (at most one kind).
+fn host_rows(
+    lengths: Option<IntsArg>,
+    starts: Option<IntsArg>,
+    ends: Option<IntsArg>,
+    relative: bool,
+    seq_lens: Option<IntsArg>,
+    next_n: u32,
+) -> PyResult<cpu::HostRows> {
+    Ok(match (lengths, starts, ends, seq_lens) {
+        (None, None, None, None) => cpu::HostRows::Full,
+        (Some(l), None, None, None) => cpu::HostRows::Lengths(host_ints("lengths", l)?),
+        (None, Some(s), Some(e), None) => cpu::HostRows::Window {
+            starts: host_ints("starts", s)?,
+            ends: host_ints("ends", e)?,
+            relative,
+        },
+        (None, None, None, Some(s)) => cpu::HostRows::Decode {
+            seq_lens: host_ints("seq_lens", s)?,
+            next_n,
+        },
+        _ => {
+            return Err(PyValueError::new_err(
+                "give one row source: lengths, or starts and ends, or seq_lens",
+            ))
+        }
+    })
+}
+
+/// Selects on the CPU backend from host pointers, with any part of the call interface
+/// (`docs/interface.md`). `dtype` is `f32`, `f16` or `bf16`; `values` is `(ptr, pitch)` of a
+/// buffer in that dtype. Nothing is written to `out` or `values` on error.
 #[pyfunction]
+#[pyo3(signature = (
+    scores, dtype, rows, width, pitch, k, out, out_pitch, *, values=None, lengths=None,
+    starts=None, ends=None, relative=true, seq_lens=None, next_n=1, offsets=None,
+    page_table=None, page_size=1, sorted=false, deterministic=false
+))]
 #[allow(clippy::too_many_arguments)]
 fn cpu_select(
     py: Python<'_>,
     scores: u64,
+    dtype: &str,
     rows: usize,
     width: usize,
     pitch: usize,
-    lengths: u64,
-    lengths_bits: u32,
-    lengths_stride: isize,
+    k: usize,
     out: u64,
     out_pitch: usize,
-    k: usize,
+    values: Option<(u64, usize)>,
+    lengths: Option<IntsArg>,
+    starts: Option<IntsArg>,
+    ends: Option<IntsArg>,
+    relative: bool,
+    seq_lens: Option<IntsArg>,
+    next_n: u32,
+    offsets: Option<IntsArg>,
+    page_table: Option<TableArg>,
+    page_size: u32,
+    sorted: bool,
+    deterministic: bool,
 ) -> PyResult<()> {
-    let lengths = match lengths_bits {
-        0 => cpu::HostLengths::Full,
-        32 => cpu::HostLengths::I32 {
-            ptr: lengths,
-            stride: lengths_stride,
-        },
-        64 => cpu::HostLengths::I64 {
-            ptr: lengths,
-            stride: lengths_stride,
-        },
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "lengths must be int32 or int64, got {other}-bit integers"
-            )))
-        }
-    };
-    if pitch < width || out_pitch < k {
+    let dtype: topk_dsl::Dtype = dtype
+        .parse()
+        .map_err(|_| PyValueError::new_err(format!("unknown score dtype `{dtype}`")))?;
+    if pitch < width || out_pitch < k || values.is_some_and(|(_, p)| p < k) {
         return Err(PyValueError::new_err(
-            "row strides must be at least the width (scores) and K (out)",
+            "row strides must be at least the width (scores) and K (out, values)",
         ));
     }
+    if rows > 0 && (out == 0 || values.is_some_and(|(p, _)| p == 0) || (scores == 0 && width > 0)) {
+        return Err(PyValueError::new_err(
+            "scores, out and values need data pointers",
+        ));
+    }
+    let source = host_rows(lengths, starts, ends, relative, seq_lens, next_n)?;
+    let transform = match (offsets, page_table) {
+        (None, None) => cpu::HostTransform::None,
+        (Some(o), None) => cpu::HostTransform::Offset(host_ints("offsets", o)?),
+        (None, Some((ptr, bits, t_rows, columns, row_stride, col_stride))) => {
+            let check = host_ints("page_table", (ptr, bits, t_rows * columns, 1))?;
+            cpu::HostTransform::Paged {
+                table: cpu::HostTable {
+                    ptr: check.ptr,
+                    bits,
+                    rows: t_rows,
+                    columns,
+                    row_stride,
+                    col_stride,
+                },
+                page_size,
+            }
+        }
+        (Some(_), Some(_)) => {
+            return Err(PyValueError::new_err(
+                "give one transform: offsets or page_table",
+            ))
+        }
+    };
     let call = cpu::HostCall {
         scores,
+        dtype,
         rows,
         width,
         pitch,
-        lengths,
+        k,
         out,
         out_pitch,
-        k,
+        values,
+        source,
+        transform,
+        sorted,
+        lowest_ties: deterministic,
     };
     // SAFETY: the Python layer passes pointers of live arrays it holds for the call, with the
     // extents it checked.

@@ -156,3 +156,49 @@ def test_vllm_persistent_topk_clamps_to_max_seq_len():
     assert same_sets(output, select_reference(scores, lengths, k))
     compat.persistent_topk(scores, lengths, output, None, k, 400)
     assert same_sets(output, select_reference(scores, np.minimum(lengths, 400), k))
+
+
+# ------------------------------------------- host inputs: the transforms fused into the call
+@pytest.mark.parametrize("page_size", [1, 8])
+def test_sglang_paged_v2_fused_on_the_cpu(page_size):
+    k = 32
+    scores, seq_lens = ragged(9, 700, k)
+    pages = -(-700 // page_size)
+    table = RNG.integers(0, 10_000, (9, pages)).astype(np.int32)
+    out = np.full((9, k), 5, np.int32)
+    got = compat.topk_transform_paged_v2(scores, seq_lens, table, out, page_size, None)
+    assert got is out
+    assert same_sets(out, ref_sglang_paged(scores, seq_lens, table, k, page_size)[0])
+    table[0] = -3  # used pages that are not page numbers
+    seq_lens[0] = 700
+    with pytest.raises(ValueError, match=r"row 0: page-table entry \d+ holds -3"):
+        compat.topk_transform_paged_v2(scores, seq_lens, table, out, page_size, None)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_flashinfer_transforms_take_half_precision_on_the_cpu(dtype):
+    k = 24
+    scores, lengths = ragged(8, 500, k)
+    half = (scores / 8).astype(dtype)  # distinct in float16 too: 4000 values below 2048 * 8 / 8
+    offsets = RNG.integers(0, 100_000, 8).astype(np.int32)
+    got = compat.top_k_ragged_transform(half, offsets, lengths, k)
+    assert got.dtype == np.int32
+    assert same_sets(got, ref_flashinfer_ragged(half.astype(np.float32), offsets, lengths, k))
+    table = RNG.integers(0, 1 << 20, (3, 500)).astype(np.int32)
+    row_to_batch = RNG.integers(0, 3, 8).astype(np.int32)
+    got = compat.top_k_page_table_transform(half, table, lengths, k, row_to_batch)
+    assert same_sets(got, ref_flashinfer_page_table(half.astype(np.float32), table, lengths, k, row_to_batch))
+
+
+def test_vllm_prefill_clamps_ends_and_refuses_bad_starts():
+    k = 8
+    logits = RNG.permutation(4 * 300).reshape(4, 300).astype(np.float32)
+    starts = np.array([0, 10, 250, 5], np.int32)
+    ends = np.array([400, 5, 300, 90], np.int32)  # beyond the width; before the start
+    indices = np.full((4, k), 3, np.int32)
+    compat.top_k_per_row_prefill(logits, starts, ends, indices, 4, 300, 1, k)
+    clamped = np.clip(ends, starts, 300)
+    assert same_sets(indices, ref_vllm_prefill(logits, starts, clamped, k))
+    starts[2] = 301
+    with pytest.raises(ValueError, match=r"row_starts\[2\] = 301 is outside \[0, 300\]"):
+        compat.top_k_per_row_prefill(logits, starts, ends, indices, 4, 300, 1, k)

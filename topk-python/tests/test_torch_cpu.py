@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 import topk  # noqa: E402
 from topk import compat  # noqa: E402
-from reference import check, same_sets, select_reference  # noqa: E402
+from reference import check, check_call, row_windows, same_sets, select_reference  # noqa: E402
 
 GEN = torch.Generator().manual_seed(11)
 
@@ -68,6 +68,31 @@ def test_torch_compile_fullgraph_traces_the_op():
     assert torch.equal(values, torch.gather(scores, 1, idx.clamp(min=0).long()))
 
 
+def test_half_precision_cpu_tensors_and_the_custom_op():
+    scores, lengths = scores_and_lengths(4, 3000, 64)
+    for dtype in (torch.float16, torch.bfloat16):
+        half = scores.to(dtype)
+        out = topk.select(half, 64, lengths)
+        check(half.float().numpy(), lengths.numpy(), out.numpy(), 64)
+        assert torch.equal(torch.ops.topk.select(half, 64, lengths), out)
+
+
+def test_interface_options_under_torch_compile_fall_back_to_eager():
+    # The registered ops take the plain operator; a call with interface options breaks the
+    # graph there (fullgraph=True refuses it) and runs eagerly, exactly.
+    def f(s, l):
+        return topk.select(s, 64, l, sorted=True, deterministic=True, values=True)
+
+    scores, lengths = scores_and_lengths(4, 3000, 64)
+    idx, vals = torch.compile(f, backend="aot_eager")(scores, lengths)
+    want_idx, want_vals = f(scores, lengths)
+    assert torch.equal(idx, want_idx) and torch.equal(vals, want_vals)
+    s = scores.numpy()
+    check_call(s.astype(np.float64), s.view(np.uint32), np.array(-np.inf, np.float32).view(np.uint32),
+               64, row_windows(4, 3000, lengths=lengths.numpy()), idx.numpy(),
+               vals.numpy().view(np.uint32), sorted_=True, deterministic=True)
+
+
 def test_compat_on_tensors():
     k = 16
     rows, width = 6, 400
@@ -103,14 +128,14 @@ def test_compat_on_tensors():
     "call,error,match",
     [
         (lambda: topk.select(torch.randn(3, 10, dtype=torch.float64), 2), TypeError, "float32"),
-        (lambda: topk.select(torch.randn(3, 10, dtype=torch.bfloat16), 2), TypeError, "float32"),
+        (lambda: topk.select(torch.randn(3, 10).to(torch.int32), 2), TypeError, "float32"),
         (lambda: topk.select(torch.randn(3, 10).t(), 2), ValueError, "column stride"),
         (lambda: topk.select(torch.randn(10), 2), ValueError, "2-D"),
         (lambda: topk.select(torch.randn(3, 10), 2, torch.tensor([1, 2, 3], dtype=torch.int16)), TypeError, "int32 or int64"),
         (lambda: topk.select(torch.randn(3, 10), 2, out=torch.zeros(3, 1, dtype=torch.int32)), ValueError, "at least"),
         (lambda: topk.select(torch.randn(3, 10), 2, out=torch.zeros(3, 2)), TypeError, "int32"),
         (lambda: topk.select(torch.randn(3, 10), 2, torch.tensor([1, 2, 11])), ValueError, "row 2 has length 11"),
-        (lambda: topk.select(torch.randn(3, 10), 2, sorted=True), NotImplementedError, "sorted"),
+        (lambda: topk.select(torch.randn(3, 10), 2, values=torch.zeros(3, 2, dtype=torch.float16)), TypeError, "values must be float32"),
     ],
 )
 def test_bad_tensor_input(call, error, match):

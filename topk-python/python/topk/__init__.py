@@ -4,8 +4,11 @@
     idx = topk.select(scores, 2048, lengths)        # int32 [rows, 2048], -1 padded
 
 `scores` may be a PyTorch tensor (CUDA: the generated kernels on the current stream; CPU: the
-CPU backend), a NumPy array or any DLPack producer (CuPy, JAX). `topk.Selector` plans once for
-capacities, for CUDA graph capture; `torch.ops.topk.select` / `select_out` are registered for
+CPU backend), a NumPy array or any DLPack producer (CuPy, JAX). On the CPU `topk.select` also
+takes the call interface of docs/interface.md (float16 / bfloat16 scores, `values=`,
+`sorted=`, `deterministic=`, row windows `starts=`/`ends=`, decode rows `seq_lens=`/`next_n=`,
+`offsets=`, `page_table=`/`page_size=`); CUDA inputs refuse those for now. `topk.Selector`
+plans once for capacities, for CUDA graph capture; `torch.ops.topk.select` / `select_out` are registered for
 `torch.compile`; `topk.compat` has drop-in entry points with the argument lists of SGLang,
 FlashInfer and vLLM ops.
 """

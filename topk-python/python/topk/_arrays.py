@@ -23,32 +23,48 @@ MAX_K: int = _native.MAX_K
 
 _NUMPY_DTYPES = {
     _np.dtype(_np.float32): "f32",
+    _np.dtype(_np.float16): "f16",
     _np.dtype(_np.int32): "i32",
     _np.dtype(_np.int64): "i64",
 }
-_DTYPE_WORDS = {"f32": "float32", "i32": "int32", "i64": "int64"}
+_DTYPE_WORDS = {
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f64": "float64",
+    "i32": "int32",
+    "i64": "int64",
+}
+# Score dtypes of the CPU backend; the GPU kernels read float32 only so far.
+SCORE_DTYPES = ("f32", "f16", "bf16")
 
 
 class _View(NamedTuple):
     ptr: int
     shape: Tuple[int, ...]
     strides: Tuple[int, ...]  # in elements
-    dtype: str  # "f32", "i32", "i64" or another name
+    dtype: str  # "f32", "f16", "bf16", "i32", "i64" or another name
     device: str  # "cpu" or "cuda"
     index: int  # device ordinal (0 on the CPU)
     writable: bool
     keep: Any  # what must stay alive while `ptr` is used (a DLPack capsule, an array)
 
 
+_TORCH_DTYPES = (
+    {}
+    if _torch is None
+    else {
+        _torch.float32: "f32",
+        _torch.float16: "f16",
+        _torch.bfloat16: "bf16",
+        _torch.int32: "i32",
+        _torch.int64: "i64",
+    }
+)
+
+
 def torch_dtype_name(dtype: Any) -> str:
-    if _torch is not None:
-        if dtype is _torch.float32:
-            return "f32"
-        if dtype is _torch.int32:
-            return "i32"
-        if dtype is _torch.int64:
-            return "i64"
-    return str(dtype).replace("torch.", "")
+    return _TORCH_DTYPES.get(dtype) or str(dtype).replace("torch.", "")
 
 
 def dtype_word(name: str) -> str:
@@ -87,6 +103,8 @@ def view(x: Any, name: str, stream: Optional[int] = None) -> _View:
         )
     if isinstance(x, _np.ndarray):
         dtype = _NUMPY_DTYPES.get(x.dtype)
+        if dtype is None and x.dtype.name == "bfloat16" and x.dtype.itemsize == 2:
+            dtype = "bf16"  # ml_dtypes' bfloat16 (JAX's NumPy arrays)
         if dtype is None:
             if x.dtype.byteorder not in ("=", "|") and x.dtype.newbyteorder("=") in _NUMPY_DTYPES:
                 raise TypeError(f"{name} has non-native byte order: convert with .astype({x.dtype.newbyteorder('=')})")
@@ -138,11 +156,12 @@ def check_k(k: Any) -> int:
 
 
 def check_scores(v: _View) -> Tuple[int, int, int]:
-    """(rows, width, row pitch) of a score matrix view."""
-    if v.dtype != "f32":
+    """(rows, width, row pitch) of a score matrix view (float32, float16 or bfloat16)."""
+    if v.dtype not in SCORE_DTYPES:
         raise TypeError(
-            f"scores must be float32, got {dtype_word(v.dtype)}: convert them first "
-            "(torch: scores.float(), NumPy: scores.astype(numpy.float32))"
+            f"scores must be float32 (or float16 / bfloat16 on the CPU), got "
+            f"{dtype_word(v.dtype)}: convert them first (torch: scores.float(), NumPy: "
+            "scores.astype(numpy.float32))"
         )
     if len(v.shape) != 2:
         raise ValueError(f"scores must be 2-D [rows, width], got shape {list(v.shape)}: reshape to one row per query")
@@ -163,36 +182,48 @@ def check_scores(v: _View) -> Tuple[int, int, int]:
     return rows, width, pitch
 
 
-def check_lengths(v: _View, rows: int, scores: _View) -> int:
-    """The element stride of a lengths view (int32 or int64, [rows]) on the scores' device."""
+def check_ints(v: _View, name: str, scores: _View, rows: Optional[int] = None) -> int:
+    """The element stride of a 1-D int32 or int64 view on the scores' device, of shape
+    ``[rows]`` when ``rows`` is given (one per row of scores)."""
     if v.dtype not in ("i32", "i64"):
-        raise TypeError(f"lengths must be int32 or int64, got {dtype_word(v.dtype)}")
-    if len(v.shape) != 1 or v.shape[0] != rows:
-        raise ValueError(f"lengths must have shape [{rows}] (one per row of scores), got {list(v.shape)}")
-    same_device(v, scores, "lengths")
+        raise TypeError(f"{name} must be int32 or int64, got {dtype_word(v.dtype)}")
+    if rows is not None and (len(v.shape) != 1 or v.shape[0] != rows):
+        raise ValueError(f"{name} must have shape [{rows}] (one per row of scores), got {list(v.shape)}")
+    if len(v.shape) != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {list(v.shape)}")
+    same_device(v, scores, name)
     return v.strides[0] if v.shape[0] > 1 else 1
 
 
-def check_out(v: _View, rows: int, k: int, scores: _View) -> int:
-    """The row pitch of an output view [>= rows, >= k] int32."""
-    if v.dtype != "i32":
-        raise TypeError(f"out must be int32, got {dtype_word(v.dtype)}: allocate it with dtype int32")
+def check_lengths(v: _View, rows: int, scores: _View) -> int:
+    """The element stride of a lengths view (int32 or int64, [rows]) on the scores' device."""
+    return check_ints(v, "lengths", scores, rows)
+
+
+def check_out(v: _View, rows: int, k: int, scores: _View, name: str = "out", dtype: str = "i32") -> int:
+    """The row pitch of an output view ``[>= rows, >= k]`` of ``dtype`` (int32 indices, or
+    values in the scores' dtype)."""
+    if v.dtype != dtype:
+        raise TypeError(
+            f"{name} must be {dtype_word(dtype)}, got {dtype_word(v.dtype)}: allocate it with "
+            f"dtype {dtype_word(dtype)}"
+        )
     if len(v.shape) != 2 or v.shape[0] < rows or v.shape[1] < k:
         raise ValueError(
-            f"out must be at least [{rows}, {k}] ([rows, k]), got shape {list(v.shape)}: "
+            f"{name} must be at least [{rows}, {k}] ([rows, k]), got shape {list(v.shape)}: "
             "allocate a larger output"
         )
     if not v.writable:
-        raise ValueError("out is read-only: pass a writable array")
-    same_device(v, scores, "out")
+        raise ValueError(f"{name} is read-only: pass a writable array")
+    same_device(v, scores, name)
     if rows == 0:
         return k
     s0, s1 = v.strides
     if k > 1 and s1 != 1:
-        raise ValueError(f"out needs column stride 1, got strides {list(v.strides)}")
+        raise ValueError(f"{name} needs column stride 1, got strides {list(v.strides)}")
     pitch = s0 if rows > 1 else max(s0, k)
     if rows > 1 and s0 < k:
-        raise ValueError(f"out needs a row stride of at least k = {k}, got {s0}")
+        raise ValueError(f"{name} needs a row stride of at least k = {k}, got {s0}")
     return pitch
 
 

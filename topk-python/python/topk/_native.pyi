@@ -7,9 +7,23 @@ MAX_K: int
 def dlpack_describe(capsule: object) -> Tuple[int, List[int], List[int], str, int, int, bool]: ...
 def dlpack_device_types() -> Tuple[int, int, int, int]: ...
 def cpu_select(
-    scores: int, rows: int, width: int, pitch: int, lengths: int, lengths_bits: int,
-    lengths_stride: int, out: int, out_pitch: int, k: int,
-) -> None: ...
+    scores: int, dtype: str, rows: int, width: int, pitch: int, k: int, out: int, out_pitch: int,
+    *,
+    values: Optional[Tuple[int, int]] = None,
+    lengths: Optional[Tuple[int, int, int, int]] = None,
+    starts: Optional[Tuple[int, int, int, int]] = None,
+    ends: Optional[Tuple[int, int, int, int]] = None,
+    relative: bool = True,
+    seq_lens: Optional[Tuple[int, int, int, int]] = None,
+    next_n: int = 1,
+    offsets: Optional[Tuple[int, int, int, int]] = None,
+    page_table: Optional[Tuple[int, int, int, int, int, int]] = None,
+    page_size: int = 1,
+    sorted: bool = False,
+    deterministic: bool = False,
+) -> None:
+    """1-D arrays are (ptr, bits, len, stride); the page table (ptr, bits, rows, columns,
+    row stride, column stride); values (ptr, row pitch) in the scores' dtype."""
 def cpu_spec(k: int, width: int) -> str: ...
 def cuda_select(
     device: int, stream: int, scores: int, rows: int, width: int, pitch: int, lengths: int,

@@ -1,109 +1,94 @@
-"""`topk.select`: one call, any input kind, the operator contract of the README."""
+"""`topk.select`: one call, any input kind, the operator contract of the README and, on the
+CPU, the call interface of ``docs/interface.md``.
+
+The eager CUDA path on torch tensors is kept short on purpose: it runs on every step of a
+serving loop, so it reads each tensor attribute once, compares dtypes by identity and device
+ordinals as ints, and takes the slow path (conversions, messages) only when a check fails.
+"""
 
 from __future__ import annotations
 
 import sys
 from typing import Any, Dict, Optional
 
-import numpy as _np
+from . import _arrays, _call, _native, _nvrtc
+from ._arrays import MAX_K, _torch, check_k
+from ._call import PLAIN, Options, gpu_refusal, host_select
 
-from . import _arrays, _native, _nvrtc
-from ._arrays import _torch, check_k
-
-# Options of the operator that the kernels do not provide yet; accepted only to say so.
-_NOT_YET = {
-    "values": "returning the selected values (take them with a gather of the indices)",
-    "return_values": "returning the selected values (take them with a gather of the indices)",
-    "sorted": "sorted output (the order inside a row is unspecified)",
-    "deterministic": "deterministic tie-breaking (ties at rank K are broken any way)",
-    "starts": "row windows (slice the scores: a view with an offset works without a copy)",
-    "row_starts": "row windows (slice the scores: a view with an offset works without a copy)",
-    "offsets": "index offsets (add them to the indices; topk.compat does so for its entry points)",
-    "page_table": "page-table index transforms (topk.compat gathers through the table)",
-    "page_size": "page-table index transforms (topk.compat gathers through the table)",
-    "largest": "selecting the smallest scores (negate the scores)",
+# Keyword arguments that mean something elsewhere, with what to do here instead.
+_HINTS = {
+    "largest": (NotImplementedError, "selecting the smallest scores is not implemented: negate the scores"),
+    "return_values": (TypeError, "pass values=True"),
+    "row_starts": (TypeError, "pass starts= and ends="),
+    "row_ends": (TypeError, "pass starts= and ends="),
 }
 
 
 def reject_options(options: Dict[str, Any], where: str) -> None:
     for name in options:
-        if name in _NOT_YET:
-            raise NotImplementedError(
-                f"{where}({name}=...) is not implemented: the kernels do not support "
-                f"{_NOT_YET[name]} yet"
-            )
+        if name in _HINTS:
+            error, what = _HINTS[name]
+            raise error(f"{where}() got the keyword argument {name!r}: {what}")
     raise TypeError(f"{where}() got an unexpected keyword argument {next(iter(options))!r}")
 
 
+if _torch is not None:
+    _Tensor = _torch.Tensor
+    _F32, _I32, _I64 = _torch.float32, _torch.int32, _torch.int64
+    _is_compiling = getattr(getattr(_torch, "compiler", None), "is_compiling", None) or (lambda: False)
+    _raw_stream = getattr(_torch._C, "_cuda_getCurrentRawStream", None) or (
+        lambda i: _torch.cuda.current_stream(i).cuda_stream
+    )
+else:  # pragma: no cover - exercised where torch is missing
+    _Tensor = ()
+    _is_compiling = lambda: False  # noqa: E731
+
+
 def _compiling() -> bool:
-    compiler = getattr(_torch, "compiler", None)
-    is_compiling = getattr(compiler, "is_compiling", None)
-    return bool(is_compiling and is_compiling())
+    return bool(_is_compiling())
 
 
 def _capturing() -> bool:
     return bool(_torch is not None and _torch.cuda.is_current_stream_capturing())
 
 
-_raw_stream = None
-
-
 def _torch_stream(index: int) -> int:
-    global _raw_stream
-    if _raw_stream is None:
-        fast = getattr(_torch._C, "_cuda_getCurrentRawStream", None)
-        _raw_stream = fast if fast is not None else (lambda i: _torch.cuda.current_stream(i).cuda_stream)
     return _raw_stream(index)
 
 
 def _torch_cuda(scores, k: int, lengths, out, check: bool):
-    """The eager CUDA path on torch tensors: checks, then one launch on the current stream."""
-    if scores.dtype is not _torch.float32:
-        raise TypeError(
-            f"scores must be float32, got {str(scores.dtype).replace('torch.', '')}: convert "
-            "them with scores.float()"
-        )
-    if scores.dim() != 2:
-        raise ValueError(f"scores must be 2-D [rows, width], got shape {list(scores.shape)}")
-    rows, width = scores.shape
-    s0, s1 = scores.stride()
-    if rows == 0 or width == 0:
-        s0, s1 = width, 1
-    if width > 1 and s1 != 1:
-        raise ValueError(
-            f"scores need column stride 1, got strides {[s0, s1]}: use scores.contiguous()"
-        )
-    if rows > 1 and s0 < width:
-        raise ValueError(f"scores need a row stride of at least the width {width}, got {s0}")
-    pitch = s0 if rows > 1 else max(s0, width)
-    dev = scores.device
+    """The eager CUDA path on torch tensors: checks, then one kernel launch on the current
+    stream (nothing else is enqueued for int32 lengths and an int32 `out`)."""
+    if scores.dtype is not _F32:
+        return _torch_cuda_refused(scores)
+    shape = scores.shape
+    if len(shape) != 2:
+        raise ValueError(f"scores must be 2-D [rows, width], got shape {list(shape)}")
+    rows, width = shape
+    pitch, s1 = scores.stride()
+    index = scores.get_device()
+    if s1 != 1 and width > 1:
+        raise ValueError(f"scores need column stride 1, got strides {[pitch, s1]}: use scores.contiguous()")
+    if pitch < width:
+        if rows > 1:
+            raise ValueError(f"scores need a row stride of at least the width {width}, got {pitch}")
+        pitch = width
     lengths_ptr = 0
     if lengths is not None:
-        if not isinstance(lengths, _torch.Tensor):
-            raise TypeError("lengths must be a torch tensor on the scores' device when scores are one")
-        if lengths.device != dev:
-            raise ValueError(
-                f"lengths is on {lengths.device} but scores are on {dev}: move it with "
-                "lengths.to(scores.device)"
-            )
-        if lengths.dtype is not _torch.int32:
-            if lengths.dtype is not _torch.int64:
-                raise TypeError(
-                    f"lengths must be int32 or int64, got {str(lengths.dtype).replace('torch.', '')}"
-                )
-            lengths = lengths.to(_torch.int32)
-        if lengths.dim() != 1 or lengths.shape[0] != rows:
-            raise ValueError(
-                f"lengths must have shape [{rows}] (one per row of scores), got {list(lengths.shape)}"
-            )
-        if rows > 1 and lengths.stride(0) != 1:
-            lengths = lengths.contiguous()
+        if (
+            lengths.__class__ is not _Tensor
+            or lengths.dtype is not _I32
+            or lengths.get_device() != index
+            or lengths.shape != (rows,)
+            or not lengths.is_contiguous()
+        ):
+            lengths = _torch_lengths(lengths, rows, scores)
         lengths_ptr = lengths.data_ptr()
     if out is None:
-        out = _torch.empty((rows, k), dtype=_torch.int32, device=dev)
+        out = scores.new_empty((rows, k), dtype=_I32)
         out_pitch = k
     else:
-        out_pitch = _torch_out(out, rows, k, dev)
+        out_pitch = _torch_out(out, rows, k, index)
     if rows == 0:
         return out
     if width == 0:
@@ -116,34 +101,53 @@ def _torch_cuda(scores, k: int, lengths, out, check: bool):
         )
     _nvrtc.preload()
     _native.cuda_select(
-        dev.index,
-        _torch_stream(dev.index),
-        scores.data_ptr(),
-        rows,
-        width,
-        pitch,
-        lengths_ptr,
-        out.data_ptr(),
-        out_pitch,
-        k,
-        check,
+        index, _raw_stream(index), scores.data_ptr(), rows, width, pitch, lengths_ptr,
+        out.data_ptr(), out_pitch, k, check,
     )
     return out
 
 
-def _torch_out(out, rows: int, k: int, dev) -> int:
-    if not isinstance(out, _torch.Tensor):
+def _torch_cuda_refused(scores):
+    name = _arrays.torch_dtype_name(scores.dtype)
+    if name in ("f16", "bf16"):
+        raise gpu_refusal(name, PLAIN)
+    raise TypeError(
+        f"scores must be float32, got {_arrays.dtype_word(name)}: convert them with scores.float()"
+    )
+
+
+def _torch_lengths(lengths, rows: int, scores):
+    """Lengths that are not contiguous int32 on the scores' device: checked, then converted
+    (one more kernel on the stream for int64 or strided lengths)."""
+    if not isinstance(lengths, _Tensor):
+        raise TypeError("lengths must be a torch tensor on the scores' device when scores are one")
+    if lengths.device != scores.device:
+        raise ValueError(
+            f"lengths is on {lengths.device} but scores are on {scores.device}: move it with "
+            "lengths.to(scores.device)"
+        )
+    if lengths.dtype is not _I32 and lengths.dtype is not _I64:
+        raise TypeError(f"lengths must be int32 or int64, got {str(lengths.dtype).replace('torch.', '')}")
+    if lengths.dim() != 1 or lengths.shape[0] != rows:
+        raise ValueError(f"lengths must have shape [{rows}] (one per row of scores), got {list(lengths.shape)}")
+    return lengths.to(_I32).contiguous()
+
+
+def _torch_out(out, rows: int, k: int, index: int) -> int:
+    """The row pitch of a torch `out` on device `index` (checked)."""
+    if out.__class__ is not _Tensor and not isinstance(out, _Tensor):
         raise TypeError("out must be a torch tensor when scores are one")
-    if out.dtype is not _torch.int32:
+    if out.dtype is not _I32:
         raise TypeError(
             f"out must be int32, got {str(out.dtype).replace('torch.', '')}: allocate it with "
             "dtype=torch.int32"
         )
-    if out.device != dev:
-        raise ValueError(f"out is on {out.device} but scores are on {dev}: allocate it on {dev}")
-    if out.dim() != 2 or out.shape[0] < rows or out.shape[1] < k:
+    if out.get_device() != index:
+        raise ValueError(f"out is on {out.device} but scores are on cuda:{index}: allocate it on cuda:{index}")
+    shape = out.shape
+    if len(shape) != 2 or shape[0] < rows or shape[1] < k:
         raise ValueError(
-            f"out must be at least [{rows}, {k}] ([rows, k]), got shape {list(out.shape)}: "
+            f"out must be at least [{rows}, {k}] ([rows, k]), got shape {list(shape)}: "
             "allocate a larger output"
         )
     o0, o1 = out.stride()
@@ -151,37 +155,11 @@ def _torch_out(out, rows: int, k: int, dev) -> int:
         return k
     if k > 1 and o1 != 1:
         raise ValueError(f"out needs column stride 1, got strides {[o0, o1]}")
-    if rows > 1 and o0 < k:
-        raise ValueError(f"out needs a row stride of at least k = {k}, got {o0}")
-    return o0 if rows > 1 else max(o0, k)
-
-
-def _host(scores_v, k: int, lengths, out, make_out):
-    """The CPU backend on host memory (NumPy arrays, CPU tensors, DLPack producers)."""
-    rows, width, pitch = _arrays.check_scores(scores_v)
-    lengths_v, bits, lstride = None, 0, 1
-    if lengths is not None:
-        lengths_v = _arrays.view(lengths, "lengths")
-        lstride = _arrays.check_lengths(lengths_v, rows, scores_v)
-        bits = 32 if lengths_v.dtype == "i32" else 64
-    if out is None:
-        out = make_out(rows, k)
-    out_v = _arrays.view(out, "out")
-    out_pitch = _arrays.check_out(out_v, rows, k, scores_v)
-    if rows:
-        _native.cpu_select(
-            scores_v.ptr,
-            rows,
-            width,
-            pitch,
-            lengths_v.ptr if lengths_v is not None else 0,
-            bits,
-            lstride,
-            out_v.ptr,
-            out_pitch,
-            k,
-        )
-    return out
+    if o0 < k:
+        if rows > 1:
+            raise ValueError(f"out needs a row stride of at least k = {k}, got {o0}")
+        return k
+    return o0
 
 
 def _device_out(scores, rows: int, k: int, index: int):
@@ -197,6 +175,8 @@ def _device_out(scores, rows: int, k: int, index: int):
 
 def _dlpack_cuda(scores, scores_v, k: int, lengths, out, check: bool, stream: int):
     rows, width, pitch = _arrays.check_scores(scores_v)
+    if scores_v.dtype != "f32":
+        raise gpu_refusal(scores_v.dtype, PLAIN)
     keep = []
     lengths_ptr = 0
     if lengths is not None:
@@ -227,7 +207,60 @@ def _dlpack_cuda(scores, scores_v, k: int, lengths, out, check: bool, stream: in
     return out
 
 
-def select(scores: Any, k: int, lengths: Any = None, *, out: Any = None, check: bool = False, **options: Any) -> Any:
+def _host_tensor(scores, k: int, lengths, out, opts: Options):
+    scores_v = _arrays.view(scores, "scores")
+    if scores_v.device != "cpu":
+        raise TypeError(f"scores are on {scores.device}: topk runs on CUDA devices and the CPU")
+    return host_select(scores, scores_v, k, lengths, out, opts)
+
+
+# The registered ops take the plain operator; under torch.compile a call with interface options
+# runs outside the graph (a graph break; `fullgraph=True` refuses it).
+def _outside_graph(fn):
+    disable = getattr(getattr(_torch, "compiler", None), "disable", None)
+    if disable is None:
+        return fn
+    try:
+        return disable(fn, reason="topk.select with interface options runs on the CPU outside "
+                                  "the graph (the registered ops take the plain operator)")
+    except TypeError:  # PyTorch before the `reason` argument
+        return disable(fn)
+
+
+_host_tensor_outside_graph = _outside_graph(_host_tensor)
+
+
+def _on_cuda(scores: Any) -> bool:
+    """Whether a non-torch input lives in CUDA device memory (asked without exporting it)."""
+    device = getattr(scores, "__dlpack_device__", None)
+    if device is None:
+        return False
+    try:
+        return int(device()[0]) == _arrays._DL_CUDA
+    except Exception:  # an odd producer: view() reports it
+        return False
+
+
+def select(
+    scores: Any,
+    k: int,
+    lengths: Any = None,
+    *,
+    out: Any = None,
+    values: Any = False,
+    sorted: bool = False,  # noqa: A002
+    deterministic: bool = False,
+    starts: Any = None,
+    ends: Any = None,
+    relative_to_start: bool = True,
+    seq_lens: Any = None,
+    next_n: Optional[int] = None,
+    offsets: Any = None,
+    page_table: Any = None,
+    page_size: Optional[int] = None,
+    check: bool = False,
+    **options: Any,
+) -> Any:
     """Indices of the ``k`` largest valid scores of every row: int32 ``[rows, k]``, -1 padded.
 
     Row ``i`` selects among ``scores[i, :lengths[i]]`` (every row is full without ``lengths``).
@@ -237,9 +270,9 @@ def select(scores: Any, k: int, lengths: Any = None, *, out: Any = None, check: 
     numerically and ``-0.0 == +0.0``; NaN among the valid scores is outside the contract.
 
     Args:
-        scores: float32 ``[rows, width]``, column stride 1, row stride at least ``width`` (a
-            view into a wider buffer is used in place): a PyTorch tensor (CUDA or CPU), a NumPy
-            array, or any DLPack producer (CuPy, JAX, ...).
+        scores: ``[rows, width]``, column stride 1, row stride at least ``width`` (a view into
+            a wider buffer is used in place): a PyTorch tensor (CUDA or CPU), a NumPy array,
+            or any DLPack producer (CuPy, JAX, ...). float32; float16 and bfloat16 on the CPU.
         k: 1 to 16384.
         lengths: int32 or int64 ``[rows]`` on the scores' device, each in ``[0, width]``.
         out: int32 ``[>= rows, >= k]`` on the scores' device, column stride 1; rows
@@ -247,41 +280,94 @@ def select(scores: Any, k: int, lengths: Any = None, *, out: Any = None, check: 
         check: on a GPU, synchronize and raise ``ValueError`` naming the offending row when the
             kernels reported NaN scores or bad lengths (the CPU always checks).
 
+    The call interface (``docs/interface.md``), on the CPU only for now (on CUDA inputs each of
+    these raises ``NotImplementedError`` naming the argument):
+
+    Args:
+        values: ``True`` to also return the selected scores, ``[rows, k]`` in the scores'
+            dtype, bit for bit, ``-inf`` beside ``-1``; or an array ``[>= rows, >= k]`` of that
+            dtype to write them into. The call then returns ``(indices, values)``.
+        sorted: each row descending by value (the ``-1`` padding last).
+        deterministic: among the scores equal to the K-th largest, the lowest positions win,
+            so a row's index set is a function of the scores alone; with ``sorted`` as well the
+            output bytes are (equal values in ascending position order).
+        starts, ends: row windows instead of ``lengths``: int32 / int64 ``[rows]``; row ``i``
+            selects among ``scores[i, starts[i]:ends[i]]`` (``0 <= start <= end <= width``).
+        relative_to_start: with windows, write indices relative to the window's start (as
+            vLLM, SGLang and FlashInfer do; the default) or, ``False``, as positions in the row.
+        seq_lens, next_n: speculative-decode rows instead of ``lengths`` (vLLM's convention):
+            one int32 / int64 sequence length per group of ``next_n`` rows (default 1); row
+            ``i`` is valid on ``[0, seq_lens[i // next_n] - next_n + 1 + i % next_n)``.
+        offsets: write index ``t`` of row ``i`` as ``t + offsets[i]`` (int32 / int64
+            ``[rows]``; FlashInfer's ragged transform).
+        page_table, page_size: write index ``t`` of row ``i`` as
+            ``page_table[i, t // P] * P + t % P`` with ``P = page_size`` (default 1, a
+            token-to-slot table; any size). ``page_table`` is int32 / int64 ``[rows, pages]``,
+            or ``[1, pages]`` shared by every row. ``-1`` padding stays ``-1``.
+
+    Every transformed index must be a non-negative int32, and windows, decode lengths and
+    lengths must lie in ``[0, width]``: otherwise ``ValueError`` names the row (and nothing is
+    written).
+
     Returns:
-        ``out``: a tensor on the scores' device for PyTorch inputs, a NumPy array for host
-        inputs, the producer's array type for CuPy.
+        ``out`` (or ``(out, values)``): a tensor on the scores' device for PyTorch inputs, a
+        NumPy array for host inputs, the producer's array type for CuPy.
 
     On a CUDA tensor the generated kernels run on the tensor's device and on
     ``torch.cuda.current_stream()``: no host synchronization, no read-back and, once the plan
     for the call's shape class exists, no device allocation besides ``out`` (pass ``out=`` to
-    avoid that one). Such a call can be captured in a CUDA graph and runs under
-    ``torch.compile(fullgraph=True)`` (as ``torch.ops.topk.select``). On the CPU it runs the
-    CPU backend. Options the kernels lack yet (``values``, ``sorted``, ``deterministic``,
-    ``starts``, ``offsets``, ``page_table``, ...) raise ``NotImplementedError``.
+    avoid that one) and one kernel launch (int64 or strided lengths add one conversion). Such
+    a call can be captured in a CUDA graph and runs under ``torch.compile(fullgraph=True)``
+    (as ``torch.ops.topk.select``). On the CPU it runs the CPU backend.
     """
     if options:
         reject_options(options, "topk.select")
-    if _torch is not None and isinstance(scores, _torch.Tensor):
+    plain = (
+        (values is False or values is None)
+        and not sorted
+        and not deterministic
+        and starts is None
+        and ends is None
+        and relative_to_start is True
+        and seq_lens is None
+        and next_n is None
+        and offsets is None
+        and page_table is None
+        and page_size is None
+    )
+    if k.__class__ is not int or not 0 < k <= MAX_K:
         k = check_k(k)
-        if _compiling():
-            if check:
-                raise ValueError("check=True is not available under torch.compile: use topk.Selector.check()")
-            if out is None:
-                return _torch.ops.topk.select(scores, k, lengths)
-            _torch.ops.topk.select_out(scores, k, lengths, out)
-            return out
-        if scores.is_cuda:
-            return _torch_cuda(scores, k, lengths, out, check)
-        scores_v = _arrays.view(scores, "scores")
-        if scores_v.device != "cpu":
-            raise TypeError(f"scores are on {scores.device}: topk runs on CUDA devices and the CPU")
-        return _host(scores_v, k, lengths, out, lambda r, kk: _torch.empty((r, kk), dtype=_torch.int32))
-    k = check_k(k)
+    if isinstance(scores, _Tensor):
+        if plain:
+            if _is_compiling():
+                if check:
+                    raise ValueError("check=True is not available under torch.compile: use topk.Selector.check()")
+                if out is None:
+                    return _torch.ops.topk.select(scores, k, lengths)
+                _torch.ops.topk.select_out(scores, k, lengths, out)
+                return out
+            if scores.is_cuda:
+                return _torch_cuda(scores, k, lengths, out, check)
+        opts = PLAIN if plain else Options(
+            values, sorted, deterministic, starts, ends, relative_to_start, seq_lens, next_n,
+            offsets, page_table, page_size,
+        )
+        if not plain and scores.is_cuda:
+            raise gpu_refusal(_arrays.torch_dtype_name(scores.dtype), opts)
+        if not plain and _is_compiling():
+            return _host_tensor_outside_graph(scores, k, lengths, out, opts)
+        return _host_tensor(scores, k, lengths, out, opts)
+    opts = PLAIN if plain else Options(
+        values, sorted, deterministic, starts, ends, relative_to_start, seq_lens, next_n,
+        offsets, page_table, page_size,
+    )
+    if not plain and _on_cuda(scores):
+        raise gpu_refusal("f32", opts)
     stream = _arrays.cupy_stream(scores)
     scores_v = _arrays.view(scores, "scores", stream)
     if scores_v.device == "cuda":
         return _dlpack_cuda(scores, scores_v, k, lengths, out, check, stream or 0)
-    return _host(scores_v, k, lengths, out, lambda r, kk: _np.empty((r, kk), dtype=_np.int32))
+    return host_select(scores, scores_v, k, lengths, out, opts)
 
 
 def cuda_status(device: int = 0) -> Optional[str]:

@@ -8,7 +8,8 @@ import numpy as _np
 
 from . import _arrays, _native, _nvrtc
 from ._arrays import _torch, check_k
-from ._select import _capturing, _host, _torch_stream
+from ._call import PLAIN, gpu_refusal, host_select
+from ._select import _capturing, _torch_stream
 
 
 def _parse_device(device: Any) -> Tuple[str, int]:
@@ -113,6 +114,8 @@ class Selector:
             where = "cpu" if sv.device == "cpu" else f"cuda:{sv.index}"
             raise ValueError(f"scores are on {where} but this selector is on cuda:{self.index}")
         rows, width, pitch = _arrays.check_scores(sv)
+        if sv.dtype != "f32":
+            raise gpu_refusal(sv.dtype, PLAIN, "topk.Selector")
         self._check_capacity(rows, width)
         keep = [sv]
         lengths_ptr = 0
@@ -178,10 +181,10 @@ class Selector:
             else:
                 out = _np.empty((rows, self.k), dtype=_np.int32)
         if live < rows:
-            part = _host(_arrays.view(scores[:live], "scores"), self.k, None if lengths is None else lengths[:live], out[:live], None)
-            del part
+            part = scores[:live]
+            host_select(part, _arrays.view(part, "scores"), self.k, None if lengths is None else lengths[:live], out[:live], PLAIN)
             return out
-        return _host(sv, self.k, lengths, out, None)
+        return host_select(scores, sv, self.k, lengths, out, PLAIN)
 
     def check(self, scores: Any = None, lengths: Any = None) -> None:
         """Reads the status word of every stream this selector ran on (synchronizing those

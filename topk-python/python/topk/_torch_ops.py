@@ -11,8 +11,9 @@ from typing import Optional
 
 import torch
 
-from ._select import _host, _torch_cuda
 from . import _arrays
+from ._call import PLAIN, host_select
+from ._select import _torch_cuda
 
 _REGISTERED = False
 
@@ -20,7 +21,7 @@ _REGISTERED = False
 def _run(scores: torch.Tensor, k: int, lengths: Optional[torch.Tensor], out: Optional[torch.Tensor]) -> torch.Tensor:
     if scores.is_cuda:
         return _torch_cuda(scores, k, lengths, out, False)
-    return _host(_arrays.view(scores, "scores"), k, lengths, out, lambda r, kk: torch.empty((r, kk), dtype=torch.int32))
+    return host_select(scores, _arrays.view(scores, "scores"), k, lengths, out, PLAIN)
 
 
 def register() -> None:

@@ -5,10 +5,12 @@ what that op writes (where it has an output argument, in place), so swapping one
 one-line change of the import. They work on PyTorch tensors (CUDA or CPU) and on NumPy arrays.
 
 The selection is `topk.select`: exact, ties at rank K broken any way, order inside a row
-unspecified. The kernels do not fuse row windows or index transforms yet, so each entry point
-adds a small step around the selection, named in its docstring: a view with an offset for a
-row window, an elementwise add for index offsets, a gather through a page table. Where the
-engines' semantics and ours differ, the docstring says so.
+unspecified. On host inputs (NumPy arrays, CPU tensors) the row windows, decode rows and index
+transforms are fused into the selection (the CPU backend's call interface, docs/interface.md):
+one call, no temporary. The GPU kernels do not fuse them yet, so on CUDA inputs each entry
+point adds a small step around the selection, named in its docstring: a view with an offset
+for a row window, an elementwise add for index offsets, a gather through a page table. Where
+the engines' semantics and ours differ, the docstring says so.
 
 ==========================================  =================================================
 engine op                                   here
@@ -30,7 +32,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as _np
 
 from ._arrays import _torch, is_tensor
-from ._select import _capturing, select
+from ._select import _capturing, _on_cuda, select
 
 __all__ = [
     "persistent_topk",
@@ -92,6 +94,19 @@ def _strided(logits: Any, num_rows: int, stride0: int, stride1: int) -> Any:
     return rows if stride1 == 1 else _np.ascontiguousarray(rows)
 
 
+def _on_host(x: Any) -> bool:
+    """Whether `x` is in host memory (a NumPy array, a CPU tensor, a CPU DLPack producer):
+    then the CPU backend fuses windows and transforms into the selection."""
+    if is_tensor(x):
+        return x.device.type == "cpu"
+    return isinstance(x, _np.ndarray) or not _on_cuda(x)
+
+
+def _host_array(x: Any) -> Any:
+    """A host array (tensor or not) as a NumPy view (the CPU backend reads either)."""
+    return x.numpy() if is_tensor(x) else _np.asarray(x)
+
+
 def _host_ints(x: Any) -> Optional[List[int]]:
     """The values of a small int array when reading them is allowed (not while capturing)."""
     if is_tensor(x):
@@ -138,9 +153,12 @@ def topk_transform_paged_v2(
     order, then -1). ``raw_indices``, when given, also receives the raw positions. ``out`` is
     written in place and returned.
 
-    Here: the same outputs. The selection writes raw positions, then one gather through the
-    page table and an elementwise transform produce the slots (SGLang fuses them). ``metadata``
-    (from ``plan_topk_v2``) is ignored; any K up to 16384 and any row stride >= width work.
+    Here: the same outputs. On host inputs without ``raw_indices`` the page-table transform
+    is fused into the selection (a used page entry must then be a page number: a negative one
+    raises ``ValueError`` naming the row); otherwise the selection writes raw positions, then
+    one gather through the page table and an elementwise transform produce the slots (SGLang
+    fuses them). ``metadata`` (from ``plan_topk_v2``) is ignored; any K up to 16384 and any
+    row stride >= width work.
     """
     page_size = int(page_size)
     if page_size < 1 or page_size & (page_size - 1):
@@ -150,6 +168,9 @@ def topk_transform_paged_v2(
         if raw_indices is not None:
             raise ValueError("raw_indices requires a page table (as in SGLang)")
         select(scores, k, seq_lens, out=out)
+        return out
+    if raw_indices is None and _on_host(scores):
+        select(scores, k, seq_lens, out=out, page_table=page_tables, page_size=page_size)
         return out
     raw = select(scores, k, seq_lens, out=raw_indices)
     bits = page_size.bit_length() - 1
@@ -166,10 +187,14 @@ def top_k_ragged_transform(input: Any, offsets: Any, lengths: Any, k: int) -> An
     FlashInfer: ``out[i, j] = topk_index[i, j] + offsets[i]``, -1 beyond the row's length; a
     row of ``L <= k`` gives ``offsets[i] + 0..L-1``; float32, float16 or bfloat16 input.
 
-    Here: the same output for float32 input (convert half-precision scores with
-    ``.float()``). The offsets are added by one elementwise step after the selection
+    Here: the same output. On host inputs the offsets are fused into the selection, and
+    float16 and bfloat16 scores work (an offset that takes an index out of the non-negative
+    int32 range raises ``ValueError`` naming the row). On CUDA inputs, float32 scores (convert
+    half-precision ones with ``.float()``) and one elementwise step after the selection
     (FlashInfer fuses it).
     """
+    if _on_host(input):
+        return select(input, k, lengths, offsets=offsets if is_tensor(offsets) else _np.asarray(offsets))
     raw = select(input, k, lengths)
     if is_tensor(raw):
         return _where_valid(raw, raw + offsets.to(_torch.int32)[:, None])
@@ -185,13 +210,18 @@ def top_k_page_table_transform(
     FlashInfer: ``out[i, j] = src_page_table[b, topk_index[i, j]]`` with ``b =
     row_to_batch[i]`` (or ``i``), -1 beyond the row's length.
 
-    Here: the same output for float32 input; the table lookup is one gather after the
-    selection (FlashInfer fuses it).
+    Here: the same output. On host inputs the lookup is fused into the selection (a page
+    table of page size 1; with ``row_to_batch`` the table's rows are gathered first), float16
+    and bfloat16 scores work, and a used entry must be non-negative (else ``ValueError`` names
+    the row). On CUDA inputs, float32 scores and one gather after the selection (FlashInfer
+    fuses it).
     """
-    raw = select(input, k, lengths)
     table = src_page_table
     if row_to_batch is not None:
         table = table[row_to_batch.long()] if is_tensor(table) else table[_np.asarray(row_to_batch)]
+    if _on_host(input):
+        return select(input, k, lengths, page_table=table, page_size=1)
+    raw = select(input, k, lengths)
     return _where_valid(raw, _row_gather(table, raw))
 
 
@@ -224,11 +254,14 @@ def top_k_per_row_prefill(
     ``stride0``, ``stride1``) and writes indices relative to ``row_starts[i]`` into
     ``indices[i, :k]``; a window of ``L <= k`` scores gives ``0..L-1``, then -1.
 
-    Here: the same output. The kernels take no row windows yet, so the starts are read on the
-    host (one synchronization for device tensors) and consecutive rows sharing a start (the
-    tokens of one request) run as one call on a view of the logits shifted by that start: no
-    copy. Inside a CUDA graph capture the starts cannot be read; the windows are then copied
-    into a temporary ``[rows, width]`` buffer with one gather. ``stride1 != 1`` costs a copy.
+    Here: the same output (an end beyond the width is read as the width, one before its
+    start as an empty window; a start outside ``[0, width]`` raises ``ValueError``). On host
+    inputs the windows are fused into one selection. The GPU kernels take no row windows yet,
+    so on CUDA inputs the starts are read on the host (one synchronization) and consecutive
+    rows sharing a start (the tokens of one request) run as one call on a view of the logits
+    shifted by that start: no copy. Inside a CUDA graph capture the starts cannot be read; the
+    windows are then copied into a temporary ``[rows, width]`` buffer with one gather.
+    ``stride1 != 1`` costs a copy.
     """
     rows = _strided(logits, num_rows, int(stride0), int(stride1))
     num_rows = int(num_rows)
@@ -236,6 +269,14 @@ def top_k_per_row_prefill(
     if num_rows == 0:
         return
     width = int(rows.shape[1])
+    if _on_host(rows):
+        s = _host_array(row_starts[:num_rows]).astype(_np.int64)
+        bad = _np.flatnonzero((s < 0) | (s > width))
+        if bad.size:
+            raise ValueError(f"row_starts[{bad[0]}] = {s[bad[0]]} is outside [0, {width}]")
+        e = _np.clip(_host_array(row_ends[:num_rows]).astype(_np.int64), s, width)
+        select(rows, k, starts=s, ends=e, out=out)
+        return
     starts = _host_ints(row_starts[:num_rows])
     ends = row_ends[:num_rows]
     if starts is None:  # capturing: one gather of every window into a temporary
@@ -273,13 +314,18 @@ def top_k_per_row_decode(
     ``i % next_n``-th of ``next_n`` speculative tokens); indices from 0, -1 padded.
 
     Here: the same output. With ``next_n == 1`` the lengths are ``seq_lens`` as given; with
-    more, they are computed by a few elementwise steps first. Graph-capturable.
+    more, host inputs select the decode rows in one fused call, and CUDA inputs compute the
+    lengths by a few elementwise steps first. Graph-capturable.
     """
     rows = _strided(logits, num_rows, int(stride0), int(stride1))
     num_rows = int(num_rows)
     next_n = int(next_n)
     if next_n < 1:
         raise ValueError(f"next_n must be at least 1, got {next_n}")
+    if next_n > 1 and num_rows % next_n == 0 and _on_host(rows):
+        groups = num_rows // next_n
+        select(rows, k, seq_lens=seq_lens[:groups], next_n=next_n, out=indices[:num_rows])
+        return
     if next_n == 1:
         lengths = seq_lens[:num_rows]
     elif is_tensor(seq_lens):

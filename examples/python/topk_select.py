@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Selecting Top-K indices from Python: NumPy on the CPU, PyTorch on the GPU when there is one,
+"""Selecting Top-K indices from Python: NumPy on the CPU (the plain operator and the call
+interface), PyTorch on the GPU when there is one,
 a Selector captured in a CUDA graph, and a compat entry point.
 
     pip install ./topk-python        # (with a Rust toolchain; or the wheel of scripts/python-wheel.sh)
-    python3 examples/python/select.py
+    python3 examples/python/topk_select.py
+
+(Not named select.py: the script's folder comes first on sys.path, and that name would shadow
+the standard library's `select`, which PyTorch imports.)
 """
 
 from __future__ import annotations
@@ -32,6 +36,21 @@ def cpu_example() -> None:
     idx = topk.select(scores, 2048, lengths)  # int32 [8, 2048], -1 padded
     check(scores, lengths, idx, 2048)
     print(f"CPU: {idx.shape} {idx.dtype}, exact; row 3 -> {idx[3, :3]} ... {idx[3, 99:102]}")
+
+
+def interface_example() -> None:
+    # A serving call on the CPU: bfloat16-like half scores, prefill windows, page-table slots,
+    # values, canonical output (sorted, lowest-index ties).
+    rng = np.random.default_rng(1)
+    logits = rng.standard_normal((4, 10_000)).astype(np.float16)
+    starts = np.array([0, 100, 2000, 9000], np.int32)
+    ends = np.array([5000, 3100, 2010, 10_000], np.int32)
+    table = rng.permutation(4 * 157).reshape(4, 157).astype(np.int32)  # 157 pages of 64
+    slots, values = topk.select(logits, 256, starts=starts, ends=ends, page_table=table,
+                                page_size=64, values=True, sorted=True, deterministic=True)
+    assert (np.diff(values[0].astype(np.float32)) <= 0).all()
+    assert (slots[2, 10:] == -1).all() and np.isneginf(values[2, 10:]).all()
+    print(f"CPU call interface: slots {slots[0, :3]} ..., values {values[0, :3]} ... (float16)")
 
 
 def gpu_example() -> None:
@@ -74,6 +93,7 @@ def gpu_example() -> None:
 
 if __name__ == "__main__":
     cpu_example()
+    interface_example()
     try:
         import torch  # noqa: F401
     except ImportError:

@@ -1,0 +1,288 @@
+"""The call interface on the CPU through `topk.select` (docs/interface.md): float16 and
+bfloat16 scores, values, sorted order, lowest-index ties, row windows (relative and absolute
+indices), decode rows, offset and paged transforms, each alone and combined, against the NumPy
+reference of `reference.check_call`; the errors bad calls get; and the refusal on CUDA inputs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import topk
+from reference import check_call, row_windows
+
+RNG = np.random.default_rng(4242)
+ROWS, WIDTH, K = 8, 700, 32
+
+try:
+    import torch
+except ImportError:  # the bfloat16 cases need torch
+    torch = None
+
+
+# ------------------------------------------------------------------------------- inputs
+class Scores:
+    """Scores in one dtype, as passed to topk.select, with what the reference needs."""
+
+    def __init__(self, dtype: str, rows: int = ROWS, width: int = WIDTH, seed: int = 0):
+        rng = np.random.default_rng(seed)
+        x = rng.standard_normal((rows, width))
+        x[::2] = np.round(x[::2] * 3) / 3  # many ties, around rank K too
+        x[1, ::5] = np.inf
+        x[1, 2::7] = -np.inf
+        x[3] = np.where(rng.random(width) < 0.5, 0.0, -0.0)
+        x[3, ::50] = 1.0
+        x[5] = x[5] * (1e-42 if dtype == "f32" else 1e-6)  # subnormals in f32 and f16
+        self.dtype = dtype
+        if dtype == "bf16":
+            if torch is None:
+                pytest.skip("bfloat16 scores are tested through torch")
+            self.array = torch.from_numpy(x.astype(np.float32)).to(torch.bfloat16)
+            self.values64 = self.array.float().numpy().astype(np.float64)
+            self.bits = self.array.view(torch.int16).numpy().view(np.uint16)
+            self.neg_inf = np.uint16(0xFF80)
+        else:
+            np_dtype = {"f32": np.float32, "f16": np.float16}[dtype]
+            self.array = x.astype(np_dtype)
+            self.values64 = self.array.astype(np.float64)
+            self.bits = self.array.view(np.uint32 if dtype == "f32" else np.uint16)
+            self.neg_inf = np.array(-np.inf, np_dtype).view(self.bits.dtype)[()]
+
+    def value_bits(self, values):
+        """The bit patterns of a values output, which must have the scores' dtype."""
+        if torch is not None and isinstance(values, torch.Tensor):
+            want = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[self.dtype]
+            assert values.dtype == want
+            ints = torch.int32 if self.dtype == "f32" else torch.int16
+            return values.view(ints).numpy().view(self.bits.dtype)
+        assert values.dtype == self.array.dtype
+        return values.view(self.bits.dtype)
+
+
+def source(kind: str):
+    """Row-source arguments of `kind` for ROWS x WIDTH, edge windows included."""
+    if kind == "full":
+        return {}, {}
+    if kind == "lengths":
+        lengths = np.array([0, 1, K - 1, K, K + 1, WIDTH, 250, 699], np.int32)
+        return {"lengths": lengths}, {"lengths": lengths}
+    if kind.startswith("window"):
+        starts = np.array([0, 5, 0, WIDTH - K - 1, 100, 10, 300, WIDTH - 1], np.int64)
+        ends = np.array([0, 6, WIDTH, WIDTH, 100 + K - 1, 10 + K, 650, WIDTH], np.int32)
+        strided = np.repeat(starts, 2)[::2]  # int64 at stride 2, read in place
+        args = {"starts": strided, "ends": ends}
+        if kind == "window_abs":
+            args["relative_to_start"] = False
+        return args, {"starts": starts, "ends": ends}
+    if kind == "decode":
+        seq_lens = np.array([1, K + 1, WIDTH, 400], np.int32)  # lengths 0, 1, K, K+1, 699, 700, ...
+        return {"seq_lens": seq_lens, "next_n": 2}, {"seq_lens": seq_lens, "next_n": 2}
+    raise AssertionError(kind)
+
+
+def transform(kind: str, rows: int = ROWS, width: int = WIDTH):
+    """Transform arguments of `kind` and the reference's (tables map pages one to one)."""
+    if kind == "none":
+        return {}, {}
+    if kind == "offset":
+        offsets = RNG.integers(0, 1_000_000, rows).astype(np.int64)
+        return {"offsets": offsets}, {"offsets": offsets}
+    if kind.startswith("paged"):
+        size = {"paged3": 3, "paged_shared16": 16, "paged1": 1}[kind]
+        pages = -(-width // size)
+        table_rows = 1 if "shared" in kind else rows
+        table = np.stack([RNG.permutation(pages) + 5000 * r for r in range(table_rows)]).astype(np.int32)
+        return {"page_table": table, "page_size": size}, {"table": table, "page_size": size}
+    raise AssertionError(kind)
+
+
+SOURCES = ["full", "lengths", "window_rel", "window_abs", "decode"]
+TRANSFORMS = ["none", "offset", "paged3", "paged_shared16"]
+
+
+def run_and_check(dtype, src, tf, sorted_, deterministic, values, seed=1):
+    s = Scores(dtype, seed=seed)
+    args, ref_rows = source(src)
+    targs, ref_tf = transform(tf)
+    got = topk.select(s.array, K, **args, **targs, sorted=sorted_, deterministic=deterministic, values=values)
+    got_values = None
+    if values:
+        got, got_values = got
+        got_values = s.value_bits(got_values)
+    if torch is not None and isinstance(got, torch.Tensor):
+        got = got.numpy()
+    assert got.dtype == np.int32 and got.shape == (ROWS, K)
+    windows = row_windows(ROWS, WIDTH, **ref_rows)
+    check_call(s.values64, s.bits, s.neg_inf, K, windows, got, got_values, sorted_=sorted_,
+               deterministic=deterministic, absolute=src == "window_abs", **ref_tf)
+    return got, got_values
+
+
+# -------------------------------------------------------------------------------- tests
+@pytest.mark.parametrize(
+    "src,tf,sorted_,deterministic,values",
+    list(itertools.product(SOURCES, TRANSFORMS, [False, True], [False, True], [False, True])),
+)
+def test_float32_every_combination(src, tf, sorted_, deterministic, values):
+    run_and_check("f32", src, tf, sorted_, deterministic, values)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("src,tf", list(itertools.product(SOURCES, TRANSFORMS)))
+@pytest.mark.parametrize("sorted_,deterministic,values", [(False, False, False), (True, True, True), (True, False, True)])
+def test_16_bit_scores(dtype, src, tf, sorted_, deterministic, values):
+    run_and_check(dtype, src, tf, sorted_, deterministic, values)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_canonical_output_does_not_depend_on_the_dtype(dtype):
+    # 16-bit scores and the same values widened to float32: one canonical output.
+    s = Scores(dtype, seed=9)
+    wide = s.values64.astype(np.float32)
+    args, _ = source("lengths")
+    idx16, val16 = topk.select(s.array, K, **args, sorted=True, deterministic=True, values=True)
+    idx32, val32 = topk.select(wide, K, **args, sorted=True, deterministic=True, values=True)
+    if torch is not None and isinstance(idx16, torch.Tensor):
+        idx16, val16 = idx16.numpy(), val16.float().numpy()
+    assert np.array_equal(np.asarray(idx16), idx32)
+    assert np.array_equal(np.asarray(val16, np.float32), val32)
+
+
+def test_deterministic_ties_take_the_lowest_positions():
+    scores = np.zeros((3, 100), np.float32)
+    scores[0, 50:] = 1.0  # 50 ones: K = 10 takes positions 50..59
+    scores[1, ::2] = -0.0  # only zeros, signed: one value
+    scores[2, [7, 3, 90]] = 2.0
+    idx = topk.select(scores, 10, deterministic=True, sorted=True)
+    assert idx[0].tolist() == list(range(50, 60))
+    assert idx[1].tolist() == list(range(10))
+    assert idx[2].tolist() == [3, 7, 90] + list(range(7))[:3] + [4, 5, 6, 8]
+
+
+def test_values_into_a_strided_buffer_and_nothing_else_written():
+    s = Scores("f16", seed=3)
+    buf = np.full((ROWS, 3 * K), 7, np.float16)
+    out = np.full((ROWS, 2 * K), 9, np.int32)
+    idx, vals = topk.select(s.array, K, out=out[:, K // 2 :], values=buf[:, K : 2 * K + 1], sorted=True)
+    assert vals.base is buf and idx.base is out
+    check_call(s.values64, s.bits, s.neg_inf, K, row_windows(ROWS, WIDTH), idx, s.value_bits(vals),
+               sorted_=True)
+    assert (buf[:, :K] == 7).all() and (buf[:, 2 * K :] == 7).all(), "values written outside [:, :K]"
+    assert (out[:, : K // 2] == 9).all() and (out[:, K // 2 + K :] == 9).all()
+
+
+def test_torch_cpu_tensors_and_dlpack_producers():
+    class DLPackOnly:
+        def __init__(self, a):
+            self._a = a
+
+        def __dlpack__(self, stream=None):
+            return self._a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self._a.__dlpack_device__()
+
+    s = Scores("f16", seed=4)
+    starts = np.array([0, 1, 2, 3, 4, 5, 6, 7], np.int32)
+    ends = starts + 600
+    idx, vals = topk.select(DLPackOnly(s.array), K, starts=DLPackOnly(starts), ends=ends, values=True)
+    assert isinstance(idx, np.ndarray) and vals.dtype == np.float16
+    windows = row_windows(ROWS, WIDTH, starts=starts, ends=ends)
+    check_call(s.values64, s.bits, s.neg_inf, K, windows, idx, s.value_bits(vals))
+    if torch is None:
+        return
+    t = torch.from_numpy(s.array)
+    idx_t, vals_t = topk.select(t, K, starts=torch.from_numpy(starts), ends=torch.from_numpy(ends).long(),
+                                values=True, sorted=True, deterministic=True)
+    assert isinstance(idx_t, torch.Tensor) and vals_t.dtype == torch.float16
+    check_call(s.values64, s.bits, s.neg_inf, K, windows, idx_t.numpy(), s.value_bits(vals_t),
+               sorted_=True, deterministic=True)
+
+
+def test_nan_inside_a_window_is_reported_with_its_matrix_column_and_nothing_is_written():
+    scores = RNG.standard_normal((3, 200)).astype(np.float32)
+    scores[1, 150] = np.nan
+    starts = np.array([0, 100, 0], np.int32)
+    out = np.full((3, 5), 7, np.int32)
+    vals = np.full((3, 5), 7, np.float32)
+    with pytest.raises(ValueError, match="row 1, column 150 is NaN"):
+        topk.select(scores, 5, starts=starts, ends=np.array([200, 200, 200], np.int32), out=out, values=vals)
+    assert (out == 7).all() and (vals == 7).all(), "partial output left behind"
+    # A NaN outside every window is never read.
+    ok = topk.select(scores, 5, starts=starts, ends=np.array([200, 150, 200], np.int32))
+    assert (ok >= 0).all()
+
+
+SC = RNG.standard_normal((3, 100)).astype(np.float32)
+I32 = lambda *v: np.array(v, np.int32)  # noqa: E731
+
+
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        ({"starts": I32(0, 0, 0)}, ValueError, "go together"),
+        ({"ends": I32(1, 1, 1)}, ValueError, "go together"),
+        ({"starts": I32(0, 5, 0), "ends": I32(10, 4, 10)}, ValueError, "row 1 has the window"),
+        ({"starts": I32(0, 0, 0), "ends": I32(10, 10, 101)}, ValueError, "row 2"),
+        ({"starts": I32(0, 0), "ends": I32(1, 1)}, ValueError, r"shape \[3\]"),
+        ({"starts": np.array([0.0, 0, 0]), "ends": I32(1, 1, 1)}, TypeError, "int32 or int64"),
+        ({"starts": np.array([0, 0, 2**40]), "ends": I32(1, 1, 1)}, ValueError, "beyond the int32 range"),
+        ({"starts": I32(0, 0, 0), "ends": I32(1, 1, 1), "seq_lens": I32(3)}, ValueError, "one row source"),
+        ({"relative_to_start": False}, ValueError, "applies to row windows"),
+        ({"next_n": 3}, ValueError, "goes with seq_lens"),
+        ({"seq_lens": I32(5, 5), "next_n": 2}, ValueError, "groups of next_n"),
+        ({"seq_lens": I32(5), "next_n": 0}, ValueError, "at least 1"),
+        ({"seq_lens": I32(0), "next_n": 3}, ValueError, "row 0 has length -2"),
+        ({"offsets": I32(0, 1)}, ValueError, r"shape \[3\]"),
+        ({"offsets": I32(0, 2**31 - 50, 0)}, ValueError, "row 1: offset"),
+        ({"offsets": I32(0, -1, 0)}, ValueError, "row 1: offset"),
+        ({"offsets": I32(0, 0, 0), "page_table": np.zeros((3, 100), np.int32)}, ValueError, "one index transform"),
+        ({"page_size": 4}, ValueError, "goes with page_table"),
+        ({"page_table": np.zeros((3, 100), np.int32), "page_size": 0}, ValueError, "at least 1"),
+        ({"page_table": np.zeros((3, 10), np.int32), "page_size": 4}, ValueError, "need page 24"),
+        ({"page_table": np.zeros((2, 100), np.int32)}, ValueError, r"\[rows, pages\]"),
+        ({"page_table": np.zeros(100, np.int32)}, ValueError, r"\[rows, pages\]"),
+        ({"page_table": np.full((3, 100), -1, np.int32)}, ValueError, r"row \d: page-table entry \d+ holds -1"),
+        ({"page_table": np.full((1, 100), 2**40)}, ValueError, "beyond the int32 range"),
+        ({"values": np.zeros((3, 5), np.float16)}, TypeError, "values must be float32"),
+        ({"values": np.zeros((3, 4), np.float32)}, ValueError, "values must be at least"),
+        ({"values": np.zeros((3, 5), np.float32)[:, ::-1]}, ValueError, "column stride"),
+        ({"values": 1}, TypeError, "values must be"),
+        ({"largest": False}, NotImplementedError, "negate"),
+        ({"return_values": True}, TypeError, "values=True"),
+    ],
+)
+def test_bad_calls(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        topk.select(SC, 5, **kwargs)
+
+
+def test_read_only_values_are_refused():
+    vals = np.zeros((3, 5), np.float32)
+    vals.setflags(write=False)
+    with pytest.raises(ValueError, match="values is read-only"):
+        topk.select(SC, 5, values=vals)
+
+
+class FakeCudaArray:
+    """Claims CUDA device memory through DLPack; exporting it would fail (nothing may be
+    read from it before the call is refused)."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("the refused call exported the array")
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [("values", True), ("sorted", True), ("deterministic", True), ("starts", SC[:, 0]),
+     ("ends", SC[:, 0]), ("relative_to_start", False), ("seq_lens", SC[:, 0]), ("next_n", 2),
+     ("offsets", SC[:, 0]), ("page_table", SC), ("page_size", 2)],
+)
+def test_cuda_inputs_refuse_each_interface_argument(name, value):
+    with pytest.raises(NotImplementedError, match=rf"topk.select\({name}=\.\.\.\) is CPU-only for now"):
+        topk.select(FakeCudaArray(), 5, **{name: value})
