@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Selecting Top-K indices from Python: NumPy on the CPU (the plain operator and the call
-interface), PyTorch on the GPU when there is one,
-a Selector captured in a CUDA graph, and a compat entry point.
+interface), PyTorch on the GPU when there is one, a Selector captured in a CUDA graph, and a
+compat entry point.
 
     pip install ./topk-python        # (with a Rust toolchain; or the wheel of scripts/python-wheel.sh)
     python3 examples/python/topk_select.py

@@ -71,6 +71,19 @@ fn host_ints(name: &str, a: IntsArg) -> PyResult<cpu::HostInts> {
     })
 }
 
+fn host_table(t: TableArg) -> PyResult<cpu::HostTable> {
+    let (ptr, bits, rows, columns, row_stride, col_stride) = t;
+    let check = host_ints("page_table", (ptr, bits, rows * columns, col_stride))?;
+    Ok(cpu::HostTable {
+        ptr: check.ptr,
+        bits,
+        rows,
+        columns,
+        row_stride,
+        col_stride,
+    })
+}
+
 /// The row source of a CPU call from the arrays given (at most one kind).
 fn host_rows(
     lengths: Option<IntsArg>,
@@ -150,20 +163,10 @@ fn cpu_select(
     let transform = match (offsets, page_table) {
         (None, None) => cpu::HostTransform::None,
         (Some(o), None) => cpu::HostTransform::Offset(host_ints("offsets", o)?),
-        (None, Some((ptr, bits, t_rows, columns, row_stride, col_stride))) => {
-            let check = host_ints("page_table", (ptr, bits, t_rows * columns, 1))?;
-            cpu::HostTransform::Paged {
-                table: cpu::HostTable {
-                    ptr: check.ptr,
-                    bits,
-                    rows: t_rows,
-                    columns,
-                    row_stride,
-                    col_stride,
-                },
-                page_size,
-            }
-        }
+        (None, Some(table)) => cpu::HostTransform::Paged {
+            table: host_table(table)?,
+            page_size,
+        },
         (Some(_), Some(_)) => {
             return Err(PyValueError::new_err(
                 "give one transform: offsets or page_table",

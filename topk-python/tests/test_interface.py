@@ -201,6 +201,32 @@ def test_torch_cpu_tensors_and_dlpack_producers():
                sorted_=True, deterministic=True)
 
 
+def test_bfloat16_through_dlpack_writes_values_into_a_given_array():
+    if torch is None:
+        pytest.skip("needs torch for bfloat16 arrays")
+
+    class DLPackOnly:
+        def __init__(self, a):
+            self._a = a
+
+        def __dlpack__(self, stream=None):
+            return self._a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self._a.__dlpack_device__()
+
+    s = Scores("bf16", seed=6)
+    vals = torch.empty(ROWS, K, dtype=torch.bfloat16)
+    idx, got = topk.select(DLPackOnly(s.array), K, values=vals, sorted=True)
+    assert got is vals and isinstance(idx, np.ndarray)
+    check_call(s.values64, s.bits, s.neg_inf, K, row_windows(ROWS, WIDTH), idx, s.value_bits(vals), sorted_=True)
+    try:
+        import ml_dtypes  # noqa: F401
+    except ImportError:
+        with pytest.raises(TypeError, match="pass values= a bfloat16"):
+            topk.select(DLPackOnly(s.array), K, values=True)
+
+
 def test_nan_inside_a_window_is_reported_with_its_matrix_column_and_nothing_is_written():
     scores = RNG.standard_normal((3, 200)).astype(np.float32)
     scores[1, 150] = np.nan

@@ -67,12 +67,15 @@ def _torch_cuda(scores, k: int, lengths, out, check: bool):
     rows, width = shape
     pitch, s1 = scores.stride()
     index = scores.get_device()
-    if s1 != 1 and width > 1:
-        raise ValueError(f"scores need column stride 1, got strides {[pitch, s1]}: use scores.contiguous()")
-    if pitch < width:
-        if rows > 1:
+    if (s1 != 1 and width > 1) or pitch < width:
+        if not rows or not width:  # an empty tensor's strides say nothing
+            pitch = width
+        elif s1 != 1 and width > 1:
+            raise ValueError(f"scores need column stride 1, got strides {[pitch, s1]}: use scores.contiguous()")
+        elif rows > 1:
             raise ValueError(f"scores need a row stride of at least the width {width}, got {pitch}")
-        pitch = width
+        else:
+            pitch = width
     lengths_ptr = 0
     if lengths is not None:
         if (
