@@ -57,8 +57,8 @@ def _torch_stream(index: int) -> int:
 
 
 def _torch_cuda(scores, k: int, lengths, out, check: bool):
-    """The eager CUDA path on torch tensors: checks, then one kernel launch on the current
-    stream (nothing else is enqueued for int32 lengths and an int32 `out`)."""
+    """The eager CUDA path on torch tensors: checks, then the plan's launch on the current
+    stream (nothing else is enqueued for contiguous int32 lengths and a given `out`)."""
     if scores.dtype is not _F32:
         return _torch_cuda_refused(scores)
     shape = scores.shape
@@ -319,8 +319,9 @@ def select(
     On a CUDA tensor the generated kernels run on the tensor's device and on
     ``torch.cuda.current_stream()``: no host synchronization, no read-back and, once the plan
     for the call's shape class exists, no device allocation besides ``out`` (pass ``out=`` to
-    avoid that one) and one kernel launch (int64 or strided lengths add one conversion). Such
-    a call can be captured in a CUDA graph and runs under ``torch.compile(fullgraph=True)``
+    avoid that one) and nothing enqueued but the plan's kernels (one launch, except for the
+    staged family of very wide rows; int64 or strided lengths add one conversion). Such a call
+    can be captured in a CUDA graph and runs under ``torch.compile(fullgraph=True)``
     (as ``torch.ops.topk.select``). On the CPU it runs the CPU backend.
     """
     if options:
