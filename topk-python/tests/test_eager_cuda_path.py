@@ -11,7 +11,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import topk  # noqa: E402
 from topk import _native, _select  # noqa: E402
 
 

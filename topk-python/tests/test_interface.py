@@ -221,7 +221,7 @@ def test_bfloat16_through_dlpack_writes_values_into_a_given_array():
     assert got is vals and isinstance(idx, np.ndarray)
     check_call(s.values64, s.bits, s.neg_inf, K, row_windows(ROWS, WIDTH), idx, s.value_bits(vals), sorted_=True)
     try:
-        import ml_dtypes  # noqa: F401
+        import ml_dtypes  # noqa: F401  (with it, NumPy has a bfloat16 to allocate)
     except ImportError:
         with pytest.raises(TypeError, match="pass values= a bfloat16"):
             topk.select(DLPackOnly(s.array), K, values=True)

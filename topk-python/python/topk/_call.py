@@ -123,8 +123,10 @@ def _positive_int(x: Any, name: str) -> int:
     if isinstance(x, bool) or not hasattr(x, "__index__"):
         raise TypeError(f"{name} must be an int, got {type(x).__name__}")
     x = int(x.__index__())
-    if not 1 <= x < 2**32:
+    if x < 1:
         raise ValueError(f"{name} must be at least 1, got {x}")
+    if x >= 2**32:
+        raise ValueError(f"{name} = {x} is too large: it must fit 32 bits")
     return x
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, Optional
 
-from . import _arrays, _call, _native, _nvrtc
+from . import _arrays, _native, _nvrtc
 from ._arrays import MAX_K, _torch, check_k
 from ._call import PLAIN, Options, gpu_refusal, host_select
 
