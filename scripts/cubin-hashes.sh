@@ -6,8 +6,11 @@
 #   scripts/cubin-hashes.sh OUT            write this tree's list to OUT
 #   scripts/cubin-hashes.sh OUT BASELINE   and compare it with BASELINE (an earlier OUT)
 #
+# TOPK_CUBIN_HASHES_ONLY=TEXT hashes only the kernels whose label contains TEXT;
+# TOPK_CUBIN_HASHES_DUMP=DIR writes each kernel's source and CUBIN there (nvdisasm them to compare).
 # A refactoring that must leave the compiled code alone: write BASELINE before it, compare after.
-# The comparison fails when a kernel's code hash differs (every ELF section but the debug ones);
+# The comparison fails when a kernel's code hash differs (every ELF section but the debug ones,
+# without file offsets);
 # a different file hash with the same code hash means only the line table moved (-lineinfo).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

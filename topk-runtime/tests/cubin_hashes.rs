@@ -14,6 +14,10 @@ use topk_runtime::cuda::nvrtc::{compile, nvrtc_available, Arch};
 
 /// Where the list goes.
 const OUT_VAR: &str = "TOPK_CUBIN_HASHES";
+/// When set, only kernels whose label contains it (for iterating on one family).
+const ONLY_VAR: &str = "TOPK_CUBIN_HASHES_ONLY";
+/// When set, a folder that gets each kernel's source and CUBIN (for disassembling a difference).
+const DUMP_VAR: &str = "TOPK_CUBIN_HASHES_DUMP";
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -33,8 +37,9 @@ fn u64_at(b: &[u8], at: usize) -> usize {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize
 }
 
-/// Hash of the CUBIN's ELF header and every section (name, header, bytes) except those whose
-/// name contains `debug` (line tables and their relocations).
+/// Hash of the CUBIN's ELF identification, machine and flags and of every section (name,
+/// header, bytes) except those whose name contains `debug` (line tables and their relocations).
+/// File offsets are left out: a longer line table moves every section after it.
 fn code_hash(cubin: &[u8]) -> String {
     assert!(cubin.starts_with(b"\x7fELF\x02\x01"), "not a 64-bit LE ELF");
     let shoff = u64_at(cubin, 0x28);
@@ -49,7 +54,8 @@ fn code_hash(cubin: &[u8]) -> String {
         String::from_utf8_lossy(&cubin[start..end]).into_owned()
     };
     let mut h = Sha256::new();
-    h.update(&cubin[..0x28]);
+    h.update(&cubin[..0x18]);
+    h.update(&cubin[0x30..0x34]);
     for i in 0..shnum {
         let sh = header(i);
         let section = name(sh);
@@ -58,7 +64,9 @@ fn code_hash(cubin: &[u8]) -> String {
         }
         let (kind, offset, size) = (u32_at(sh, 4), u64_at(sh, 0x18), u64_at(sh, 0x20));
         h.update(section.as_bytes());
-        h.update(sh);
+        // Type, flags and address; then size, link, info, alignment and entry size.
+        h.update(&sh[4..0x18]);
+        h.update(&sh[0x20..]);
         // SHT_NOBITS (.nv.shared.*) has a size but no bytes in the file.
         if kind != 8 {
             h.update(&cubin[offset..offset + size]);
@@ -155,7 +163,11 @@ fn cubin_hashes_of_every_generated_kernel() {
     let out = std::env::var(OUT_VAR).unwrap_or_else(|_| panic!("set {OUT_VAR} to the list's path"));
     nvrtc_available().expect("libnvrtc: export LD_LIBRARY_PATH=$(scripts/install-nvrtc.sh)");
     let arch: Arch = "sm_90a".parse().unwrap();
-    let jobs = kernels();
+    let only = std::env::var(ONLY_VAR).unwrap_or_default();
+    let jobs: Vec<_> = kernels()
+        .into_iter()
+        .filter(|(label, ..)| label.contains(&only))
+        .collect();
     let next = AtomicUsize::new(0);
     let lines = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -170,6 +182,15 @@ fn cubin_hashes_of_every_generated_kernel() {
                     .unwrap_or_else(|e| panic!("{label}: {e}"))
                     .cubin;
                 let line = format!("{label} {} {}", code_hash(&cubin), sha256(&cubin));
+                if let Some(dir) = std::env::var_os(DUMP_VAR) {
+                    let stem: String = label
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                        .collect();
+                    let path = std::path::Path::new(&dir).join(stem);
+                    std::fs::write(path.with_extension("cu"), source).unwrap();
+                    std::fs::write(path.with_extension("cubin"), &cubin).unwrap();
+                }
                 lines.lock().unwrap().push(line);
             });
         }

@@ -1,25 +1,20 @@
 //! Workspace and launch: the typed API over cudarc views, and a raw one over device pointers.
 
+use super::entry_args::SelectorArgs;
 use super::plan::{Plan, CONTROL_WORDS};
-
-/// Index of the status word in the control block (after the work cursor and exit counter).
-const STATUS_WORD: usize = 2;
 use crate::{Error, Result};
 use cudarc::driver::{
     sys::CUdeviceptr, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
-    LaunchConfig, PushKernelArg,
+    LaunchConfig,
 };
 use std::sync::Arc;
+use topk_codegen::interface::control;
 
-/// Status bits the kernels raise in the control block (read with [`Workspace::status`]).
-pub mod status {
-    /// A valid score was NaN: outside the contract, the row's output is unspecified.
-    pub const NAN: u32 = 1;
-    /// A length was outside `[0, width]`: the row was treated as empty.
-    pub const BAD_LENGTH: u32 = 2;
-    /// The live row count was outside `[0, M_cap]`: it was clamped.
-    pub const BAD_ROWS: u32 = 4;
-}
+/// Status bits the kernels raise in the workspace (read with [`Workspace::status`]).
+pub use topk_codegen::interface::status;
+
+// The planner sizes the control block; the kernels' words are those of the interface.
+const _: () = assert!(CONTROL_WORDS == control::WORDS);
 
 /// Device memory a Plan needs besides its inputs and outputs: the control block (work cursor,
 /// exit counter, status) and per-worker frontier spill slices. Its size depends on the plan's
@@ -76,7 +71,7 @@ impl Workspace {
             spill,
             grid: plan.grid,
             spill_cap: plan.spill_cap,
-            status_word: STATUS_WORD,
+            status_word: control::STATUS,
             clear: 0..CONTROL_WORDS,
         })
     }
@@ -237,29 +232,24 @@ impl Plan {
             return unsafe { self.launch_stages(stages, stream, io, ws) };
         }
         let r = &self.request;
-        let pitch = r.pitch as i64;
-        let out_pitch = r.out_pitch as i64;
-        let m_cap = r.m_cap as i32;
-        let width = r.width as i32;
-        let spill_cap = self.spill_cap as i32;
         let (spill, _sp) = ws.spill.device_ptr_mut(stream);
         let (control, _c) = ws.control.device_ptr_mut(stream);
-        let mut b = stream.launch_builder(&self.loaded.func);
-        b.arg(&scores)
-            .arg(&pitch)
-            .arg(&lengths)
-            .arg(&live_rows)
-            .arg(&m_cap)
-            .arg(&width)
-            .arg(&out)
-            .arg(&out_pitch)
-            .arg(&spill)
-            .arg(&spill_cap)
-            .arg(&control)
-            .arg(&row_info);
-        // SAFETY: the argument list matches the generated entry's signature, in order and type.
-        unsafe { b.launch(self.launch_config()) }
-            .map(|_| ())
+        let args = SelectorArgs {
+            scores,
+            pitch: r.pitch as i64,
+            lengths,
+            live_rows,
+            m_cap: r.m_cap as i32,
+            width: r.width as i32,
+            out,
+            out_pitch: r.out_pitch as i64,
+            spill,
+            spill_cap: self.spill_cap as i32,
+            control,
+            row_info,
+        };
+        // SAFETY: the caller vouches for `io`; the workspace is this plan's (checked above).
+        unsafe { args.launch(stream, &self.loaded.func, self.launch_config()) }
             .map_err(|e| Error::Cuda(format!("launching `{}`: {e}", self.kernel.entry)))
     }
 }

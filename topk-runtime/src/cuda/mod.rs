@@ -7,6 +7,7 @@
 pub mod cache;
 pub mod default_map;
 pub mod device;
+mod entry_args;
 pub mod nvrtc;
 
 pub use cache::CacheOutcome;
