@@ -3,8 +3,8 @@
 //! [`generate_probed`] generates the ordinary source with `PHASE_PROBE` defined, which turns on
 //! the hooks of `cuda/probe.cu` at fixed points of `select_row`: reads of the `%globaltimer`
 //! nanosecond clock by thread 0 at the row's start, proposal done, certification done (the
-//! frontier is formed), refinement done. The three durations are
-//! packed into the row's |Q0| word of the route info (which then no longer counts candidates):
+//! frontier is formed), refinement done. The three durations are packed into the row's |Q0|
+//! word of the route info (which then no longer counts candidates):
 //! bits 0-9 the proposal and bits 10-19 the refinement in units of [`PHASE_UNIT_NS`] ns,
 //! bits 20-31 the certification passes in units of [`PASS_UNIT_NS`] ns, each saturating.
 //! The row's route word carries, above the route (bits 0-2), the worker CTA that ran it (bits
