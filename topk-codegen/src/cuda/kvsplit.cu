@@ -61,7 +61,7 @@ __device__ int stage_segment(const float* __restrict__ row, int lo, int hi, floa
 
 // The finisher: merges the segments' counts (eq. 27) and staged pairs into frontier 0, then
 // certifies, rescues or recovers over the whole row and refines, as the persistent body does
-// (the route is decided by the same sampled_route).
+// (the decision of sampled_route, written out as in select_row, for the same reason).
 __device__ int finish_split_row(const GlobalRow& src, const ProposalResult& p, const int* sw,
                                 int* spill, int slot, int* __restrict__ out_row, RowCtx& c,
                                 int& q0) {
@@ -82,12 +82,19 @@ __device__ int finish_split_row(const GlobalRow& src, const ProposalResult& p, c
   }
   if (threadIdx.x == 0) *s_counter(C_COUNT) = total;
   __syncthreads();
+  int route;
+  int admitted = total;
   float lo = p.e0, hi = quiet_nan();
   int quota = K;
-  const int route = sampled_route(total, [&] {
+  if (admitted >= K) {
+    route = ROUTE_PRIMARY;
+  } else if (RESCUE) {
+    admitted = collect_band(src, p.e1, p.e0, c);
     lo = p.e1;
-    return collect_band(src, p.e1, p.e0, c);
-  });
+    route = admitted >= K ? ROUTE_RESCUE : ROUTE_RECOVERY;
+  } else {
+    route = ROUTE_RECOVERY;
+  }
   if (route == ROUTE_RECOVERY) {
     const ExactBoundary e = exact_coarse(src, c, out_row);
     lo = e.lo;

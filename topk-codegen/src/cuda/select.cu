@@ -20,13 +20,19 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
     const ProposalResult p = propose_boundary(row_ptr, L, phase, c.tail);
     PROBE_MARK(PROBE_PROPOSED);
     if (p.usable) {
-      const int admitted = collect_band(src, p.e0, quiet_nan(), c);
+      // sampled_route's decision (row.cu), written out: see there.
+      int admitted = collect_band(src, p.e0, quiet_nan(), c);
       lo = p.e0;
-      route = sampled_route(admitted, [&] {
+      if (admitted >= K) {
+        route = ROUTE_PRIMARY;
+      } else if (RESCUE) {
         // Band rescue (eq. 18-19): append only scores between the two endpoints.
+        admitted = collect_band(src, p.e1, p.e0, c);
         lo = p.e1;
-        return collect_band(src, p.e1, p.e0, c);
-      });
+        route = admitted >= K ? ROUTE_RESCUE : ROUTE_RECOVERY;
+      } else {
+        route = ROUTE_RECOVERY;
+      }
     }
   }
   if (route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT) {
