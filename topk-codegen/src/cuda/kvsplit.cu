@@ -61,7 +61,7 @@ __device__ int stage_segment(const float* __restrict__ row, int lo, int hi, floa
 
 // The finisher: merges the segments' counts (eq. 27) and staged pairs into frontier 0, then
 // certifies, rescues or recovers over the whole row and refines, as the persistent body does
-// (the decision of sampled_route, written out as in select_row, for the same reason).
+// (sampled_route's decision, written out as in select_row: see row.cu).
 __device__ int finish_split_row(const GlobalRow& src, const ProposalResult& p, const int* sw,
                                 int* spill, int slot, int* __restrict__ out_row, RowCtx& c,
                                 int& q0) {

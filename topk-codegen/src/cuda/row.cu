@@ -18,10 +18,10 @@ __device__ __forceinline__ int view_phase(int row) {
 // The route of a row whose view proposed a usable boundary (Table 2), from the certificate:
 // primary when the count at the primary endpoint reaches K; else, with a rescue band, rescue
 // when the count down to the rescue endpoint reaches K (`rescue_count` runs only then: it may
-// collect the band); else recovery. The cluster kernel and the stage chain decide here;
-// select_row and the KV-split finisher write the same decision out, because with their rescue
-// collection in a lambda NVRTC compiles the persistent and KV-split kernels differently
-// throughout (scripts/cubin-hashes.sh, scripts/sass-diff.py).
+// collect the band); else recovery. The cluster kernel decides here. select_row, the KV-split
+// finisher and the stage chain write the same decision out: called from them, NVRTC compiles
+// their kernels differently throughout (scripts/cubin-hashes.sh, scripts/sass-diff.py), and
+// their compiled code is kept as measured.
 template <class N, class F>
 __device__ __forceinline__ int sampled_route(N primary_count, F&& rescue_count) {
   if (primary_count >= (N)K) return ROUTE_PRIMARY;

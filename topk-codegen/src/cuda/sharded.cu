@@ -108,298 +108,6 @@ __device__ __forceinline__ void for_each_source(const float* __restrict__ row, i
   }
 }
 
-// One row as a stage sees it: its global valid length, this CTA's chunk [lo, hi) of the rank's
-// local positions, its view phase, whether it is selected (active: L > K) and samples (usable),
-// and its words of the workspace.
-struct StageRow {
-  int row, L, local_len, lo, hi, phase;
-  bool active, usable;
-  const float* row_ptr;
-  u32* st;
-  u32* cur;
-  u32* keys;
-  int* pos;
-};
-
-// The view histogram of this chunk, added to the row's (all-reduced next).
-__device__ __forceinline__ void stage_sample(const StageRow& r, const ShardWs& w, int offset) {
-  const int row = r.row, lo = r.lo, hi = r.hi, phase = r.phase;
-  const float* row_ptr = r.row_ptr;
-  const bool usable = r.usable;
-  if (!usable) return;
-  clear_hist(COARSE_BINS);
-  __syncthreads();
-  // View positions p = phase + t * STRIDE with offset + lo <= p < offset + hi.
-  const int g_lo = offset + lo, g_hi = offset + hi;
-  const int t0 = g_lo > phase ? (g_lo - phase + STRIDE - 1) / STRIDE : 0;
-  const int t1 = g_hi > phase ? (g_hi - phase + STRIDE - 1) / STRIDE : 0;
-  // VIEW_BATCH independent loads in flight per thread, then their bins.
-  for (int base = t0; base < t1; base += THREADS * VIEW_BATCH) {
-    float v[VIEW_BATCH];
-#pragma unroll
-    for (int u = 0; u < VIEW_BATCH; ++u) {
-      const int t = base + u * THREADS + threadIdx.x;
-      v[u] = t < t1 ? load_cg(row_ptr + (phase + (long long)t * STRIDE - offset)) : 0.0f;
-    }
-#pragma unroll
-    for (int u = 0; u < VIEW_BATCH; ++u)
-      if (base + u * THREADS + (int)threadIdx.x < t1) atomicAdd(&s_hist()[coarse_bin(v[u])], 1);
-  }
-  flush_hist(w.sample + (long long)row * COARSE_BINS, COARSE_BINS);
-  __syncthreads();
-}
-
-// The endpoints from the all-reduced view histogram (every rank the same).
-__device__ __forceinline__ void stage_proposal(const StageRow& r, const ShardWs& w) {
-  const int row = r.row;
-  u32* st = r.st;
-  const bool active = r.active, usable = r.usable;
-  if (blockIdx.x != 0) return;
-  u32 e0 = 0u, e1 = 0u;
-  if (usable) {
-    load_hist(w.sample + (long long)row * COARSE_BINS, COARSE_BINS);
-    const Boundary b0 = find_boundary<COARSE_BINS>(SAMPLE_RANK);
-    const Boundary b1 = RESCUE ? find_boundary<COARSE_BINS>(RESCUE_RANK) : b0;
-    e0 = __float_as_uint(coarse_endpoint_fast((u32)b0.bin));
-    e1 = __float_as_uint(coarse_endpoint_fast((u32)b1.bin));
-  }
-  if (threadIdx.x == 0) {
-    st[RS_FLAGS] = (active ? ROW_ACTIVE : 0u) | (usable ? ROW_USABLE : 0u);
-    st[RS_E0] = e0;
-    st[RS_E1] = e1;
-  }
-}
-
-// Counts at both endpoints and the candidates at or above the lower one.
-__device__ __forceinline__ void stage_certify(const StageRow& r, const ShardWs& w) {
-  const int row = r.row, local_len = r.local_len, lo = r.lo, hi = r.hi;
-  const float* row_ptr = r.row_ptr;
-  u32* st = r.st;
-  u32* cur = r.cur;
-  u32* keys = r.keys;
-  int* pos = r.pos;
-  const bool active = r.active, usable = r.usable;
-  if (!active) return;
-  // Scores at or above the lower (rescue) endpoint are kept, so a rescued row refines
-  // from the buffer too (a re-read costs a full pass over the row); NaN is reported
-  // (outside the contract). Without a usable view every score is kept.
-  const float e0 = __uint_as_float(st[RS_E0]);
-  const float e1 = __uint_as_float(st[RS_E1]);
-  const float keep = usable ? (RESCUE ? e1 : e0) : -__int_as_float(0x7f800000);
-  int c0 = 0, c1 = 0;
-  bool nan = false;
-  // Admitted pairs are staged in shared memory (frontier buffer 0) and copied out with one
-  // global reservation per CTA; past CAP they go to the global buffer one by one.
-  // Without a usable view every score is a candidate: a shard longer than the buffer
-  // is marked overflowed up front (later passes re-read it) instead of counted one by one.
-  const bool collect = usable || local_len <= CANDS;
-  if (threadIdx.x == 0) *s_counter(C_COUNT) = 0;
-  if (!collect && threadIdx.x == 0 && blockIdx.x == 0) cur[0] = (u32)CANDS + 1u;
-  __syncthreads();
-  if (hi > lo) {
-    stream_row(row_ptr + lo, hi - lo, [&](float x, int i) {
-      c0 += x >= e0;
-      c1 += x >= e1;
-      if (collect && x >= keep) {
-        const int p = atomicAdd(s_counter(C_COUNT), 1);
-        if (p < CAP) {
-          s_keys(0)[p] = desc_key32(x);
-          s_idx(0)[p] = lo + i;
-        } else {
-          const u32 g = atomicAdd(cur, 1u);
-          if (g < (u32)CANDS) { keys[g] = desc_key32(x); pos[g] = lo + i; }
-        }
-      } else if (x != x) {
-        nan = true;
-      }
-    });
-  }
-  __syncthreads();
-  const int staged = min(*s_counter(C_COUNT), CAP);
-  if (threadIdx.x == 0) s_scratch()[SCRATCH_BIN] = staged ? (int)atomicAdd(cur, (u32)staged) : 0;
-  __syncthreads();
-  const u32 base = (u32)s_scratch()[SCRATCH_BIN];
-  for (int j = threadIdx.x; j < staged; j += THREADS) {
-    if (base + (u32)j < (u32)CANDS) { keys[base + j] = s_keys(0)[j]; pos[base + j] = s_idx(0)[j]; }
-  }
-  if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(w.status, STATUS_NAN);
-  if (usable) add_block_counts(c0, c1, w.counts + 2 * (long long)row);
-  __syncthreads();
-}
-
-// The row's route from the all-reduced counts, and the frontier it refines.
-__device__ __forceinline__ void stage_route(const StageRow& r, const ShardWs& w, int* row_info) {
-  const int row = r.row, L = r.L;
-  u32* st = r.st;
-  u32* cur = r.cur;
-  const bool active = r.active, usable = r.usable;
-  if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  if (!active) {
-    if (row_info) { row_info[2 * row] = ROUTE_SHORT; row_info[2 * row + 1] = 0; }
-    return;
-  }
-  const u32 C0 = w.counts[2 * (long long)row], C1 = w.counts[2 * (long long)row + 1];
-  const int route = usable ? sampled_route(C0, [&] { return C1; }) : ROUTE_DIRECT_EXACT;
-  // A certified route refines the frontier above its endpoint; the exact ones every score.
-  u32 lo_key = 0xffffffffu;
-  int q0 = L;
-  if (route == ROUTE_PRIMARY) {
-    lo_key = desc_key32(__uint_as_float(st[RS_E0]));
-    q0 = (int)C0;
-  } else if (route == ROUTE_RESCUE) {
-    lo_key = desc_key32(__uint_as_float(st[RS_E1]));
-    q0 = (int)C1;
-  }
-  // The candidate buffer holds the frontier unless it overflowed or recovery widened the
-  // frontier to every score (then each pass re-reads the shard).
-  const bool in_buffer = route != ROUTE_RECOVERY && cur[0] <= (u32)CANDS;
-  st[RS_FLAGS] |= in_buffer ? ROW_IN_BUFFER : 0u;
-  st[RS_ROUTE] = (u32)route;
-  st[RS_LO_KEY] = lo_key;
-  st[RS_PREFIX] = 0u;
-  st[RS_QUOTA] = (u32)K;
-  if (row_info) { row_info[2 * row] = route; row_info[2 * row + 1] = q0; }
-}
-
-// The histogram of radix digit `digit` over the frontier's current prefix group.
-__device__ __forceinline__ void stage_digit(const StageRow& r, const ShardWs& w, int digit,
-                                            int m_cap) {
-  const int row = r.row, lo = r.lo, hi = r.hi;
-  const float* row_ptr = r.row_ptr;
-  u32* st = r.st;
-  u32* cur = r.cur;
-  u32* keys = r.keys;
-  int* pos = r.pos;
-  const bool active = r.active;
-  if (!active || !owns_source(st)) return;
-  clear_hist(HIST_BINS);
-  __syncthreads();
-  const u32 lo_key = st[RS_LO_KEY], prefix = st[RS_PREFIX];
-  const int n = (int)min(cur[0], (u32)CANDS);
-  auto in_group = [&](u32 key) {
-    return key <= lo_key && (digit == 0 || (key >> digit_shift(digit - 1)) == prefix);
-  };
-  if (st[RS_FLAGS] & ROW_IN_BUFFER) {
-    // Candidates share a few leading digits: one shared atomic per distinct bin per warp.
-    for (int base = 0; base < n; base += THREADS) {
-      const int p = base + threadIdx.x;
-      const bool take = p < n && in_group(keys[p]);
-      const u32 bin = take ? digit_of(keys[p], digit) : 0xffffffffu;
-      const u32 peers = __match_any_sync(FULL_MASK, bin);
-      if (take && (threadIdx.x & 31) == __ffs(peers) - 1)
-        atomicAdd(&s_hist()[bin], __popc(peers));
-    }
-  } else {
-    for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int) {
-      if (in_group(key)) atomicAdd(&s_hist()[digit_of(key, digit)], 1);
-    });
-  }
-  flush_hist(w.digits + ((long long)digit * m_cap + row) * HIST_BINS, HIST_BINS);
-  __syncthreads();
-}
-
-// The digit's boundary bin from the all-reduced histogram: the prefix grows.
-__device__ __forceinline__ void stage_boundary(const StageRow& r, const ShardWs& w, int digit,
-                                               int m_cap) {
-  const int row = r.row;
-  u32* st = r.st;
-  const bool active = r.active;
-  if (blockIdx.x != 0 || !active) return;
-  load_hist(w.digits + ((long long)digit * m_cap + row) * HIST_BINS, HIST_BINS);
-  const Boundary b = find_boundary<HIST_BINS>((int)st[RS_QUOTA]);
-  if (threadIdx.x == 0) {
-    const u32 prefix = st[RS_PREFIX];
-    st[RS_PREFIX] = digit == 0 ? (u32)b.bin : ((prefix << digit_width(digit)) | (u32)b.bin);
-    st[RS_QUOTA] = st[RS_QUOTA] - (u32)b.before;
-  }
-}
-
-// This rank's keys above the threshold and ties with it (all-gathered next).
-__device__ __forceinline__ void stage_count(const StageRow& r, const ShardWs& w, int rank,
-                                            int ranks) {
-  const int row = r.row, lo = r.lo, hi = r.hi;
-  const float* row_ptr = r.row_ptr;
-  u32* st = r.st;
-  u32* cur = r.cur;
-  u32* keys = r.keys;
-  int* pos = r.pos;
-  const bool active = r.active;
-  if (!active || !owns_source(st)) return;
-  // Keys below the threshold are all inside the frontier (the threshold is a frontier key).
-  const u32 t = st[RS_PREFIX];
-  const int n = (int)min(cur[0], (u32)CANDS);
-  int above = 0, ties = 0;
-  for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int) {
-    above += key < t;
-    ties += key == t;
-  });
-  add_block_counts(above, ties, w.ranks + ((long long)row * ranks + rank) * 2);
-  __syncthreads();
-}
-
-// This rank's output slots: keys above the threshold, then the ties that fit.
-__device__ __forceinline__ void stage_emit(const StageRow& r, const ShardWs& w, int rank, int ranks,
-                                           int offset) {
-  const int row = r.row, L = r.L, lo = r.lo, hi = r.hi;
-  const float* row_ptr = r.row_ptr;
-  u32* st = r.st;
-  u32* cur = r.cur;
-  u32* keys = r.keys;
-  int* pos = r.pos;
-  const bool active = r.active;
-  u32* slots = w.staged + (long long)row * K;
-  if (!active) {
-    // Short row: every valid position, then -1 padding (written once, by rank 0).
-    for (int i = lo + threadIdx.x; i < hi; i += THREADS) slots[offset + i] = (u32)(offset + i);
-    if (rank == 0 && blockIdx.x == 0)
-      for (int i = L + threadIdx.x; i < K; i += THREADS) slots[i] = 0xffffffffu;
-    return;
-  }
-  if (!owns_source(st)) return;
-  const u32 t = st[RS_PREFIX];
-  const int need = (int)st[RS_QUOTA];  // ties that complete the row
-  int above_before = 0, ties_before = 0;
-  for (int q = 0; q < rank; ++q) {
-    above_before += (int)w.ranks[((long long)row * ranks + q) * 2];
-    ties_before += (int)w.ranks[((long long)row * ranks + q) * 2 + 1];
-  }
-  const int n = (int)min(cur[0], (u32)CANDS);
-  if (st[RS_FLAGS] & ROW_IN_BUFFER) {
-    // One CTA owns the buffer: warp-aggregated slots from shared cursors.
-    if (threadIdx.x == 0) { *s_counter(C_OUT) = 0; *s_counter(C_TIES) = 0; }
-    __syncthreads();
-    for (int base = 0; base < n; base += THREADS) {
-      const int p = base + threadIdx.x;
-      const u32 key = p < n ? keys[p] : 0xffffffffu;
-      const bool above = p < n && key < t, tie = p < n && key == t;
-      const int a = warp_reserve(above, s_counter(C_OUT));
-      if (above) slots[above_before + a] = (u32)(offset + pos[p]);
-      const int b = ties_before + warp_reserve(tie, s_counter(C_TIES));
-      if (tie && b < need) slots[K - need + b] = (u32)(offset + pos[p]);
-    }
-    __syncthreads();
-  } else {
-    for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int i) {
-      if (key < t) {
-        slots[above_before + (int)atomicAdd(cur + 1, 1u)] = (u32)(offset + i);
-      } else if (key == t) {
-        const int tie = ties_before + (int)atomicAdd(cur + 2, 1u);
-        if (tie < need) slots[K - need + tie] = (u32)(offset + i);
-      }
-    });
-  }
-}
-
-// The staged output slots to the output rows.
-__device__ __forceinline__ void stage_copy(const StageRow& r, const ShardWs& w, int* out,
-                                           long long out_pitch) {
-  const int row = r.row;
-  const u32* slots = w.staged + (long long)row * K;
-  int* dst = out + (long long)row * out_pitch;
-  for (int i = blockIdx.x * THREADS + threadIdx.x; i < K; i += gridDim.x * THREADS)
-    dst[i] = (int)slots[i];
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS)
 ENTRY(ENTRY_PARAMS) {
   const ShardWs w = shard_ws(ws, m_cap, ranks);
@@ -415,40 +123,231 @@ ENTRY(ENTRY_PARAMS) {
       if (stage == STAGE_SAMPLE && threadIdx.x == 0 && blockIdx.x == 0) atomicOr(w.status, STATUS_BAD_LENGTH);
       L = 0;
     }
-    StageRow r;
-    r.row = row;
-    r.L = L;
-    r.local_len = max(0, min(L - offset, shard_width));
-    r.lo = min(r.local_len, blockIdx.x * chunk_len);
-    r.hi = min(r.local_len, r.lo + chunk_len);
-    r.row_ptr = scores + (long long)row * pitch;
-    r.st = w.state + (long long)row * RS_WORDS;
-    r.cur = w.local + (long long)row * CURSOR_WORDS;
-    r.keys = w.cand_keys + (long long)row * CANDS;
-    r.pos = w.cand_pos + (long long)row * CANDS;
-    r.phase = view_phase(row);
-    const int view = L > r.phase ? (L - r.phase - 1) / STRIDE + 1 : 0;
-    r.active = L > K;
-    r.usable = r.active && SAMPLED && view >= MIN_VIEW;
+    const int local_len = max(0, min(L - offset, shard_width));
+    const int lo = min(local_len, blockIdx.x * chunk_len);
+    const int hi = min(local_len, lo + chunk_len);
+    const float* row_ptr = scores + (long long)row * pitch;
+    u32* st = w.state + (long long)row * RS_WORDS;
+    u32* cur = w.local + (long long)row * CURSOR_WORDS;
+    u32* keys = w.cand_keys + (long long)row * CANDS;
+    int* pos = w.cand_pos + (long long)row * CANDS;
+    const int phase = view_phase(row);
+    const int view = L > phase ? (L - phase - 1) / STRIDE + 1 : 0;
+    const bool active = L > K;
+    const bool usable = active && SAMPLED && view >= MIN_VIEW;
 
     if (stage == STAGE_SAMPLE) {
-      stage_sample(r, w, offset);
+      if (!usable) continue;
+      clear_hist(COARSE_BINS);
+      __syncthreads();
+      // View positions p = phase + t * STRIDE with offset + lo <= p < offset + hi.
+      const int g_lo = offset + lo, g_hi = offset + hi;
+      const int t0 = g_lo > phase ? (g_lo - phase + STRIDE - 1) / STRIDE : 0;
+      const int t1 = g_hi > phase ? (g_hi - phase + STRIDE - 1) / STRIDE : 0;
+      // VIEW_BATCH independent loads in flight per thread, then their bins.
+      for (int base = t0; base < t1; base += THREADS * VIEW_BATCH) {
+        float v[VIEW_BATCH];
+#pragma unroll
+        for (int u = 0; u < VIEW_BATCH; ++u) {
+          const int t = base + u * THREADS + threadIdx.x;
+          v[u] = t < t1 ? load_cg(row_ptr + (phase + (long long)t * STRIDE - offset)) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < VIEW_BATCH; ++u)
+          if (base + u * THREADS + (int)threadIdx.x < t1) atomicAdd(&s_hist()[coarse_bin(v[u])], 1);
+      }
+      flush_hist(w.sample + (long long)row * COARSE_BINS, COARSE_BINS);
+      __syncthreads();
     } else if (stage == STAGE_PROPOSAL) {
-      stage_proposal(r, w);
+      if (blockIdx.x != 0) continue;
+      u32 e0 = 0u, e1 = 0u;
+      if (usable) {
+        load_hist(w.sample + (long long)row * COARSE_BINS, COARSE_BINS);
+        const Boundary b0 = find_boundary<COARSE_BINS>(SAMPLE_RANK);
+        const Boundary b1 = RESCUE ? find_boundary<COARSE_BINS>(RESCUE_RANK) : b0;
+        e0 = __float_as_uint(coarse_endpoint_fast((u32)b0.bin));
+        e1 = __float_as_uint(coarse_endpoint_fast((u32)b1.bin));
+      }
+      if (threadIdx.x == 0) {
+        st[RS_FLAGS] = (active ? ROW_ACTIVE : 0u) | (usable ? ROW_USABLE : 0u);
+        st[RS_E0] = e0;
+        st[RS_E1] = e1;
+      }
     } else if (stage == STAGE_CERTIFY) {
-      stage_certify(r, w);
+      if (!active) continue;
+      // Scores at or above the lower (rescue) endpoint are kept, so a rescued row refines
+      // from the buffer too (a re-read costs a full pass over the row); NaN is reported
+      // (outside the contract). Without a usable view every score is kept.
+      const float e0 = __uint_as_float(st[RS_E0]);
+      const float e1 = __uint_as_float(st[RS_E1]);
+      const float keep = usable ? (RESCUE ? e1 : e0) : -__int_as_float(0x7f800000);
+      int c0 = 0, c1 = 0;
+      bool nan = false;
+      // Admitted pairs are staged in shared memory (frontier buffer 0) and copied out with one
+      // global reservation per CTA; past CAP they go to the global buffer one by one.
+      // Without a usable view every score is a candidate: a shard longer than the buffer
+      // is marked overflowed up front (later passes re-read it) instead of counted one by one.
+      const bool collect = usable || local_len <= CANDS;
+      if (threadIdx.x == 0) *s_counter(C_COUNT) = 0;
+      if (!collect && threadIdx.x == 0 && blockIdx.x == 0) cur[0] = (u32)CANDS + 1u;
+      __syncthreads();
+      if (hi > lo) {
+        stream_row(row_ptr + lo, hi - lo, [&](float x, int i) {
+          c0 += x >= e0;
+          c1 += x >= e1;
+          if (collect && x >= keep) {
+            const int p = atomicAdd(s_counter(C_COUNT), 1);
+            if (p < CAP) {
+              s_keys(0)[p] = desc_key32(x);
+              s_idx(0)[p] = lo + i;
+            } else {
+              const u32 g = atomicAdd(cur, 1u);
+              if (g < (u32)CANDS) { keys[g] = desc_key32(x); pos[g] = lo + i; }
+            }
+          } else if (x != x) {
+            nan = true;
+          }
+        });
+      }
+      __syncthreads();
+      const int staged = min(*s_counter(C_COUNT), CAP);
+      if (threadIdx.x == 0) s_scratch()[SCRATCH_BIN] = staged ? (int)atomicAdd(cur, (u32)staged) : 0;
+      __syncthreads();
+      const u32 base = (u32)s_scratch()[SCRATCH_BIN];
+      for (int j = threadIdx.x; j < staged; j += THREADS) {
+        if (base + (u32)j < (u32)CANDS) { keys[base + j] = s_keys(0)[j]; pos[base + j] = s_idx(0)[j]; }
+      }
+      if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(w.status, STATUS_NAN);
+      if (usable) add_block_counts(c0, c1, w.counts + 2 * (long long)row);
+      __syncthreads();
     } else if (stage == STAGE_ROUTE) {
-      stage_route(r, w, row_info);
+      if (blockIdx.x != 0 || threadIdx.x != 0) continue;
+      if (!active) {
+        if (row_info) { row_info[2 * row] = ROUTE_SHORT; row_info[2 * row + 1] = 0; }
+        continue;
+      }
+      const u32 C0 = w.counts[2 * (long long)row], C1 = w.counts[2 * (long long)row + 1];
+      // sampled_route's decision (row.cu), written out with each route's frontier: deciding
+      // first and choosing the frontier after changes how NVRTC compiles this kernel.
+      int route;
+      u32 lo_key = 0xffffffffu;
+      int q0 = L;
+      if (!usable) {
+        route = ROUTE_DIRECT_EXACT;
+      } else if (C0 >= (u32)K) {
+        route = ROUTE_PRIMARY;
+        lo_key = desc_key32(__uint_as_float(st[RS_E0]));
+        q0 = (int)C0;
+      } else if (RESCUE && C1 >= (u32)K) {
+        route = ROUTE_RESCUE;
+        lo_key = desc_key32(__uint_as_float(st[RS_E1]));
+        q0 = (int)C1;
+      } else {
+        route = ROUTE_RECOVERY;
+      }
+      // The candidate buffer holds the frontier unless it overflowed or recovery widened the
+      // frontier to every score (then each pass re-reads the shard).
+      const bool in_buffer = route != ROUTE_RECOVERY && cur[0] <= (u32)CANDS;
+      st[RS_FLAGS] |= in_buffer ? ROW_IN_BUFFER : 0u;
+      st[RS_ROUTE] = (u32)route;
+      st[RS_LO_KEY] = lo_key;
+      st[RS_PREFIX] = 0u;
+      st[RS_QUOTA] = (u32)K;
+      if (row_info) { row_info[2 * row] = route; row_info[2 * row + 1] = q0; }
     } else if (stage == STAGE_DIGIT) {
-      stage_digit(r, w, digit, m_cap);
+      if (!active || !owns_source(st)) continue;
+      clear_hist(HIST_BINS);
+      __syncthreads();
+      const u32 lo_key = st[RS_LO_KEY], prefix = st[RS_PREFIX];
+      const int n = (int)min(cur[0], (u32)CANDS);
+      auto in_group = [&](u32 key) {
+        return key <= lo_key && (digit == 0 || (key >> digit_shift(digit - 1)) == prefix);
+      };
+      if (st[RS_FLAGS] & ROW_IN_BUFFER) {
+        // Candidates share a few leading digits: one shared atomic per distinct bin per warp.
+        for (int base = 0; base < n; base += THREADS) {
+          const int p = base + threadIdx.x;
+          const bool take = p < n && in_group(keys[p]);
+          const u32 bin = take ? digit_of(keys[p], digit) : 0xffffffffu;
+          const u32 peers = __match_any_sync(FULL_MASK, bin);
+          if (take && (threadIdx.x & 31) == __ffs(peers) - 1)
+            atomicAdd(&s_hist()[bin], __popc(peers));
+        }
+      } else {
+        for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int) {
+          if (in_group(key)) atomicAdd(&s_hist()[digit_of(key, digit)], 1);
+        });
+      }
+      flush_hist(w.digits + ((long long)digit * m_cap + row) * HIST_BINS, HIST_BINS);
+      __syncthreads();
     } else if (stage == STAGE_BOUNDARY) {
-      stage_boundary(r, w, digit, m_cap);
+      if (blockIdx.x != 0 || !active) continue;
+      load_hist(w.digits + ((long long)digit * m_cap + row) * HIST_BINS, HIST_BINS);
+      const Boundary b = find_boundary<HIST_BINS>((int)st[RS_QUOTA]);
+      if (threadIdx.x == 0) {
+        const u32 prefix = st[RS_PREFIX];
+        st[RS_PREFIX] = digit == 0 ? (u32)b.bin : ((prefix << digit_width(digit)) | (u32)b.bin);
+        st[RS_QUOTA] = st[RS_QUOTA] - (u32)b.before;
+      }
     } else if (stage == STAGE_COUNT) {
-      stage_count(r, w, rank, ranks);
+      if (!active || !owns_source(st)) continue;
+      // Keys below the threshold are all inside the frontier (the threshold is a frontier key).
+      const u32 t = st[RS_PREFIX];
+      const int n = (int)min(cur[0], (u32)CANDS);
+      int above = 0, ties = 0;
+      for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int) {
+        above += key < t;
+        ties += key == t;
+      });
+      add_block_counts(above, ties, w.ranks + ((long long)row * ranks + rank) * 2);
+      __syncthreads();
     } else if (stage == STAGE_EMIT) {
-      stage_emit(r, w, rank, ranks, offset);
+      u32* slots = w.staged + (long long)row * K;
+      if (!active) {
+        // Short row: every valid position, then -1 padding (written once, by rank 0).
+        for (int i = lo + threadIdx.x; i < hi; i += THREADS) slots[offset + i] = (u32)(offset + i);
+        if (rank == 0 && blockIdx.x == 0)
+          for (int i = L + threadIdx.x; i < K; i += THREADS) slots[i] = 0xffffffffu;
+        continue;
+      }
+      if (!owns_source(st)) continue;
+      const u32 t = st[RS_PREFIX];
+      const int need = (int)st[RS_QUOTA];  // ties that complete the row
+      int above_before = 0, ties_before = 0;
+      for (int q = 0; q < rank; ++q) {
+        above_before += (int)w.ranks[((long long)row * ranks + q) * 2];
+        ties_before += (int)w.ranks[((long long)row * ranks + q) * 2 + 1];
+      }
+      const int n = (int)min(cur[0], (u32)CANDS);
+      if (st[RS_FLAGS] & ROW_IN_BUFFER) {
+        // One CTA owns the buffer: warp-aggregated slots from shared cursors.
+        if (threadIdx.x == 0) { *s_counter(C_OUT) = 0; *s_counter(C_TIES) = 0; }
+        __syncthreads();
+        for (int base = 0; base < n; base += THREADS) {
+          const int p = base + threadIdx.x;
+          const u32 key = p < n ? keys[p] : 0xffffffffu;
+          const bool above = p < n && key < t, tie = p < n && key == t;
+          const int a = warp_reserve(above, s_counter(C_OUT));
+          if (above) slots[above_before + a] = (u32)(offset + pos[p]);
+          const int b = ties_before + warp_reserve(tie, s_counter(C_TIES));
+          if (tie && b < need) slots[K - need + b] = (u32)(offset + pos[p]);
+        }
+        __syncthreads();
+      } else {
+        for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int i) {
+          if (key < t) {
+            slots[above_before + (int)atomicAdd(cur + 1, 1u)] = (u32)(offset + i);
+          } else if (key == t) {
+            const int tie = ties_before + (int)atomicAdd(cur + 2, 1u);
+            if (tie < need) slots[K - need + tie] = (u32)(offset + i);
+          }
+        });
+      }
     } else if (stage == STAGE_COPY) {
-      stage_copy(r, w, out, out_pitch);
+      const u32* slots = w.staged + (long long)row * K;
+      int* dst = out + (long long)row * out_pitch;
+      for (int i = blockIdx.x * THREADS + threadIdx.x; i < K; i += gridDim.x * THREADS)
+        dst[i] = (int)slots[i];
     }
   }
 }
