@@ -10,7 +10,6 @@ BIN=${BIN:-.gpu/05-operator-matrix}
 mkdir -p "$OUT"
 log="$OUT/views.jsonl"
 : > "$log"
-export TOPK_ALLOW_UNVERIFIED=1
 for profile in ${PROFILES:-indexer iid}; do
   for run in ${RUNS:-1 2 4 8}; do
     spec="k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=512,view=run($run)"

@@ -1,19 +1,6 @@
 //! Kernel families and the launch facts each one implies.
+use crate::fragments::{self, Fragment};
 use topk_dsl::{Mapping, Proposal, RowLocalVariant, Spec};
-
-const KEYS: &str = include_str!("cuda/keys.cu");
-const MEMORY: &str = include_str!("cuda/memory.cu");
-const BLOCK: &str = include_str!("cuda/block.cu");
-const ROW: &str = include_str!("cuda/row.cu");
-const PROPOSE: &str = include_str!("cuda/propose.cu");
-const PROPOSE_RUNS: &str = include_str!("cuda/propose_runs.cu");
-const CERTIFY: &str = include_str!("cuda/certify.cu");
-const REFINE: &str = include_str!("cuda/refine.cu");
-const SELECT: &str = include_str!("cuda/select.cu");
-const PERSISTENT: &str = include_str!("cuda/persistent.cu");
-const ROWLOCAL: &str = include_str!("cuda/rowlocal.cu");
-const KVSPLIT: &str = include_str!("cuda/kvsplit.cu");
-const CLUSTER: &str = include_str!("cuda/cluster.cu");
 
 /// A family of generated kernels: same body, different row ownership.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,14 +22,15 @@ pub enum Family {
 }
 
 impl Family {
-    pub fn of(spec: &Spec) -> Option<Family> {
+    /// The family that generates kernels for `spec`'s mapping.
+    pub fn of(spec: &Spec) -> Family {
         match spec.mapping {
-            Mapping::Persistent => Some(Family::Persistent),
-            Mapping::RowLocal(RowLocalVariant::Register) => Some(Family::RowLocalRegister),
-            Mapping::RowLocal(RowLocalVariant::Streaming) => Some(Family::RowLocalStreaming),
-            Mapping::KvSplit { splits } => Some(Family::KvSplit { splits }),
-            Mapping::Cluster { ctas } => Some(Family::Cluster { ctas }),
-            Mapping::Staged => Some(Family::Staged),
+            Mapping::Persistent => Family::Persistent,
+            Mapping::RowLocal(RowLocalVariant::Register) => Family::RowLocalRegister,
+            Mapping::RowLocal(RowLocalVariant::Streaming) => Family::RowLocalStreaming,
+            Mapping::KvSplit { splits } => Family::KvSplit { splits },
+            Mapping::Cluster { ctas } => Family::Cluster { ctas },
+            Mapping::Staged => Family::Staged,
         }
     }
 
@@ -60,40 +48,24 @@ impl Family {
         }
     }
 
-    /// Whether kernels of this family have been run and checked on a GPU. The planner refuses
-    /// the others unless asked explicitly (`PlanRequest::allow_unverified`), so a kernel that only compiled
-    /// can never be picked silently.
-    /// Every family generated today passed the GPU test suite (bench/RESULTS.md); a new family
-    /// starts here as `false` until it has.
-    pub fn verified_on_gpu(self) -> bool {
-        match self {
-            Family::Persistent
-            | Family::RowLocalRegister
-            | Family::RowLocalStreaming
-            | Family::KvSplit { .. }
-            | Family::Cluster { .. }
-            | Family::Staged => true,
-        }
-    }
-
     /// The CUDA building blocks of this family for `spec`, in order (a grouped view swaps the
     /// proposal block).
-    pub(crate) fn parts(self, spec: &Spec) -> [&'static str; 10] {
+    pub(crate) fn parts(self, spec: &Spec) -> Vec<&'static Fragment> {
+        use fragments::*;
         let propose = if spec.view_run > 1 {
-            PROPOSE_RUNS
+            &PROPOSE_RUNS
         } else {
-            PROPOSE
+            &PROPOSE
         };
         let mapping = match self {
-            Family::Persistent => PERSISTENT,
-            Family::RowLocalRegister | Family::RowLocalStreaming => ROWLOCAL,
-            Family::KvSplit { .. } => KVSPLIT,
-            Family::Cluster { .. } => CLUSTER,
-            // Generated whole by `sharded::generate_sharded`; never composed from these parts.
-            Family::Staged => "",
+            Family::Persistent => &PERSISTENT,
+            Family::RowLocalRegister | Family::RowLocalStreaming => &ROWLOCAL,
+            Family::KvSplit { .. } => &KVSPLIT,
+            Family::Cluster { .. } => &CLUSTER,
+            Family::Staged => return vec![&KEYS, &MEMORY, &BLOCK, &ROW, &SHARDED],
         };
-        [
-            KEYS, MEMORY, BLOCK, ROW, propose, CERTIFY, REFINE, SELECT, mapping, "",
+        vec![
+            &KEYS, &MEMORY, &BLOCK, &ROW, propose, &CERTIFY, &REFINE, &PROBE, &SELECT, mapping,
         ]
     }
 }

@@ -1,19 +1,22 @@
 //! Phase-timing builds of the persistent kernel, for finding where a row's time goes.
 //!
-//! [`generate_probed`] takes the ordinary generated source and adds, at three fixed points of
-//! `select_row`, reads of the `%globaltimer` nanosecond clock by thread 0: row start, proposal
-//! done, certification done (the frontier is formed), refinement done. The three durations are
-//! packed into the row's |Q0| word of the route info (which then no longer counts candidates):
+//! [`generate_probed`] generates the ordinary source with `PHASE_PROBE` defined, which turns on
+//! the hooks of `cuda/probe.cu` at fixed points of `select_row`: reads of the `%globaltimer`
+//! nanosecond clock by thread 0 at the row's start, proposal done, certification done (the
+//! frontier is formed), refinement done. The three durations are packed into the row's |Q0|
+//! word of the route info (which then no longer counts candidates):
 //! bits 0-9 the proposal and bits 10-19 the refinement in units of [`PHASE_UNIT_NS`] ns,
 //! bits 20-31 the certification passes in units of [`PASS_UNIT_NS`] ns, each saturating.
 //! The row's route word carries, above the route (bits 0-2), the worker CTA that ran it (bits
 //! 3-12) and the row's start (bits 13-31: the clock in units of [`START_UNIT_NS`] ns, wrapping
 //! every 134 ms; [`RowStamp`] decodes it and [`start_offsets_us`] unwraps a launch's starts), so
 //! that a launch's rows can be laid out in time per worker.
-//! The ordinary source is left byte for byte as it is, so the kernels the GPU tests check and the
-//! benchmarks time are never the instrumented ones.
+//! Without the define the hooks are empty, so the kernels the GPU tests check and the benchmarks
+//! time are never the instrumented ones.
 
-use crate::{generate, CodegenError, Family, KernelSource};
+#[cfg(doc)]
+use crate::generate;
+use crate::{CodegenError, Family, KernelSource};
 use topk_dsl::Spec;
 
 /// Unit of the proposal and refinement fields, ns (10 bits: up to 131 us).
@@ -89,55 +92,25 @@ impl PhaseTimes {
     }
 }
 
-/// (anchor in the generated source, what replaces it); each anchor must occur exactly once.
-fn edits() -> [(&'static str, String); 4] {
-    let clock = "__device__ __forceinline__ u64 probe_clock() {\n  u64 t;\n  asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t));\n  return t;\n}\n\n";
-    [
-        (
-            "// ---- One row through the three phases;",
-            format!("{clock}// ---- One row through the three phases;"),
-        ),
-        (
-            "  q0 = 0;\n  if (L <= K) {",
-            "  q0 = 0;\n  __shared__ u64 probe_t[4];\n  if (threadIdx.x == 0) probe_t[0] = probe_t[1] = probe_t[3] = probe_clock();\n  if (L <= K) {".into(),
-        ),
-        (
-            "propose_boundary(row_ptr, L, phase, c.tail);\n",
-            "propose_boundary(row_ptr, L, phase, c.tail);\n    if (threadIdx.x == 0) probe_t[1] = probe_clock();\n".into(),
-        ),
-        (
-            "  q0 = *s_counter(C_COUNT);\n  refine_frontier(src, lo, hi, upper, quota, c, out_row);\n  return route;",
-            format!(
-                "  if (threadIdx.x == 0) probe_t[2] = probe_clock();\n  refine_frontier(src, lo, hi, upper, quota, c, out_row);\n  __syncthreads();\n  if (threadIdx.x == 0) {{\n    const u64 t3 = probe_clock();\n    const u64 a = min((probe_t[1] - probe_t[0]) / {p}ull, 1023ull);\n    const u64 b = min((probe_t[2] - probe_t[1]) / {q}ull, 4095ull);\n    const u64 d = min((t3 - probe_t[2]) / {p}ull, 1023ull);\n    probe_t[0] = a | (d << 10) | (b << 20);\n  }}\n  __syncthreads();\n  q0 = (int)(u32)probe_t[0];\n  const u32 stamp = (u32)route | ((blockIdx.x & 1023u) << 3) | ((u32)(probe_t[3] / {s}ull) << 13);\n  __syncthreads();\n  return (int)stamp;",
-                p = PHASE_UNIT_NS,
-                q = PASS_UNIT_NS,
-                s = START_UNIT_NS
-            ),
-        ),
-    ]
+/// The prelude's part of a probed build: `PHASE_PROBE` turns on the hooks of `cuda/probe.cu`
+/// (called from `select_row`), with the units above.
+fn defines() -> String {
+    format!(
+        "\n// Phase probe build: route info carries phase times (topk_codegen::probe).\n\
+         #define PHASE_PROBE 1\n\
+         #define PROBE_PHASE_UNIT_NS {PHASE_UNIT_NS}ull\n\
+         #define PROBE_PASS_UNIT_NS {PASS_UNIT_NS}ull\n\
+         #define PROBE_START_UNIT_NS {START_UNIT_NS}ull\n"
+    )
 }
 
 /// The persistent kernel of `spec` with phase timers (see the module docs). Its entry point is
 /// that of [`generate`]; its source (and so its compiled binary) differs.
 pub fn generate_probed(spec: &Spec) -> Result<KernelSource, CodegenError> {
-    let mut kernel = generate(spec)?;
-    if kernel.family != Family::Persistent {
+    if Family::of(spec) != Family::Persistent {
         return Err(CodegenError::Unsupported(format!(
             "{spec}: phase timers exist for the persistent kernel only"
         )));
     }
-    for (anchor, with) in edits() {
-        let found = kernel.source.matches(anchor).count();
-        if found != 1 {
-            // The kernel text moved under the probe: its tests name the anchor.
-            return Err(CodegenError::Unsupported(format!(
-                "{spec}: phase probe anchor {anchor:?} found {found} times in the source"
-            )));
-        }
-        kernel.source = kernel.source.replacen(anchor, &with, 1);
-    }
-    kernel
-        .source
-        .insert_str(0, "// phase probe build: route info carries phase times\n");
-    Ok(kernel)
+    crate::generate_with(spec, &defines())
 }

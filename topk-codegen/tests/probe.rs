@@ -1,5 +1,5 @@
-//! Phase-timing builds: the timers go in at their anchors, the ordinary source stays as it is,
-//! and the packed word decodes to the durations it was packed from.
+//! Phase-timing builds: the probe constant turns on the hooks of `cuda/probe.cu`, the ordinary
+//! source leaves them empty, and the packed word decodes to the durations it was packed from.
 
 use topk_codegen::probe::{
     generate_probed, start_offsets_us, PhaseTimes, RowStamp, PASS_UNIT_NS, PHASE_UNIT_NS,
@@ -9,7 +9,7 @@ use topk_codegen::{generate, CodegenError};
 use topk_dsl::Spec;
 
 #[test]
-fn probed_source_adds_timers_and_leaves_the_ordinary_source_alone() {
+fn the_probed_build_defines_the_probe_constant_and_changes_nothing_else() {
     for text in [
         "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5)",
         "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),view=run(2)",
@@ -18,13 +18,44 @@ fn probed_source_adds_timers_and_leaves_the_ordinary_source_alone() {
         let spec = Spec::parse(text).unwrap();
         let plain = generate(&spec).unwrap();
         let probed = generate_probed(&spec).unwrap();
-        assert!(!plain.source.contains("probe_clock"), "{text}");
-        assert_eq!(probed.source.matches("probe_clock()").count(), 5, "{text}");
-        // The route word carries the worker and the start above the route's three bits.
-        assert!(probed.source.contains("return (int)stamp;"), "{text}");
+        assert!(!plain.source.contains("#define PHASE_PROBE"), "{text}");
+        assert_eq!(probed.source.matches("#define PHASE_PROBE 1\n").count(), 1);
+        for (name, unit) in [
+            ("PROBE_PHASE_UNIT_NS", PHASE_UNIT_NS),
+            ("PROBE_PASS_UNIT_NS", PASS_UNIT_NS),
+            ("PROBE_START_UNIT_NS", START_UNIT_NS),
+        ] {
+            assert!(probed
+                .source
+                .contains(&format!("#define {name} {unit}ull\n")));
+        }
+        // The probed source is the ordinary one with the probe's defines in its prelude.
+        let at = probed.source.find("\n// Phase probe build").unwrap();
+        let end = probed.source[at..].find("ull\n\n").unwrap() + at + 4;
+        let without = format!("{}{}", &probed.source[..at], &probed.source[end..]);
+        assert_eq!(without, plain.source, "{text}");
         assert_eq!(probed.entry, plain.entry);
-        assert!(probed.source.len() > plain.source.len());
     }
+}
+
+#[test]
+fn select_row_calls_every_hook_once_and_the_hooks_are_empty_without_the_constant() {
+    let source = generate(&Spec::default()).unwrap().source;
+    let select = &source[source.find("__device__ int select_row(").unwrap()..];
+    let select = &select[..select.find("\n}\n").unwrap()];
+    for hook in [
+        "PROBE_ROW_START();",
+        "PROBE_MARK(PROBE_PROPOSED);",
+        "PROBE_MARK(PROBE_FRONTIER);",
+        "return PROBE_ROW_END(route, q0);",
+    ] {
+        assert_eq!(select.matches(hook).count(), 1, "{hook}");
+    }
+    // The #else branch: no code, and the route word is the route.
+    let plain = &source[source.find("#else\n#define PROBE_ROW_START()").unwrap()..];
+    let plain = &plain[..plain.find("#endif").unwrap()];
+    assert!(plain.contains("#define PROBE_MARK(at)\n"));
+    assert!(plain.contains("#define PROBE_ROW_END(route, q0) (route)\n"));
 }
 
 #[test]

@@ -1,21 +1,24 @@
 //! Which route each row took through the three phases (paper Table 2); the CPU backend and the
-//! GPU kernels report the same routes for the same input.
+//! GPU kernels report the same routes for the same input. The codes are the host-kernel
+//! interface's ([`topk_codegen::interface::route`]), which the generated source defines too.
+
+use topk_codegen::interface::route;
 
 /// The route of one row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum Route {
     /// `L <= K`: every valid index, then `-1`.
-    Short = 0,
+    Short = route::SHORT,
     /// The primary boundary tau0 certified (C(tau0) >= K).
-    Primary = 1,
+    Primary = route::PRIMARY,
     /// tau0 underfilled; the band up to tau1 certified.
-    Rescue = 2,
+    Rescue = route::RESCUE,
     /// The proposal underfilled; exact coarse recovery.
-    Recovery = 3,
+    Recovery = route::RECOVERY,
     /// No usable view, a row shorter than the proposal's `exact_below`, or an exact proposal:
     /// the exact coarse route from the start.
-    DirectExact = 4,
+    DirectExact = route::DIRECT_EXACT,
 }
 
 impl Route {
@@ -26,8 +29,9 @@ impl Route {
         Route::Recovery,
         Route::DirectExact,
     ];
+    /// The route a kernel reported as `code`, if it is one.
     pub fn from_code(code: u8) -> Option<Route> {
-        Route::ALL.get(code as usize).copied()
+        Route::ALL.into_iter().find(|r| *r as u8 == code)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -83,5 +87,24 @@ impl RouteStats {
     }
     pub fn total_rows(&self) -> u64 {
         self.rows.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_code_reads_back_as_its_route_and_nothing_else_does() {
+        for r in Route::ALL {
+            assert_eq!(Route::from_code(r as u8), Some(r));
+            // `rows` is indexed by the code.
+            assert!((r as usize) < RouteStats::default().rows.len());
+        }
+        let codes: std::collections::HashSet<u8> = Route::ALL.iter().map(|&r| r as u8).collect();
+        assert_eq!(codes.len(), Route::ALL.len(), "codes are distinct");
+        assert!((0..=255u8)
+            .filter(|c| !codes.contains(c))
+            .all(|c| Route::from_code(c).is_none()));
     }
 }

@@ -297,7 +297,6 @@ fn check_against_cpu(gpu: &Gpu, spec: Spec, case: &Case, label: &str) -> (u64, [
     let m = case.matrix();
     let mut request = PlanRequest::new(spec.k, rows as u32, case.width as u32).with_spec(spec);
     request.pitch = case.pitch as u64;
-    request.allow_unverified = true; // every family is checked here, verified or not yet
     let mut sel =
         CudaSelector::new(gpu, request).unwrap_or_else(|e| panic!("{label}: plan failed: {e}"));
     let mut out = vec![i32::MIN; rows * k];
@@ -577,7 +576,6 @@ fn check_graph_replays(gpu: &Gpu, spec: Option<Spec>) {
     let case = make_case("endpoints", 9, m_cap, 100_000, 100_000, k);
     let mut request = PlanRequest::new(k as u32, m_cap as u32, case.width as u32);
     request.spec = spec;
-    request.allow_unverified = true;
     let plan = Plan::new(gpu, request).unwrap();
     let stream = gpu.stream().clone();
     let mut ws = Workspace::new(&plan, &stream).unwrap();

@@ -4,7 +4,6 @@ use crate::error::CliError;
 use crate::{progress, report, CmdResult, EXIT_FAILED_CHECK};
 use clap::Args;
 use std::process::ExitCode;
-use topk_codegen::CodegenError;
 use topk_dsl::PRESETS;
 use topk_runtime::cuda::nvrtc::{self, Arch};
 
@@ -21,8 +20,7 @@ Examples:
 ///
 /// Without --check, prints one line per preset: its name, family, entry point and source size.
 /// With --check, compiles every preset for --arch and prints `ok <name> <entry> <ms>`, or the
-/// compiler log on failure; a preset whose family were not generated would print `skip <name>:
-/// <reason>` (every family is generated today). Exits with 1 if any kernel fails to compile.
+/// compiler log on failure. Exits with 1 if any kernel fails to compile.
 #[derive(Args)]
 #[command(after_help = EXAMPLES)]
 pub struct KernelsArgs {
@@ -50,9 +48,6 @@ pub fn run(a: KernelsArgs) -> CmdResult {
                     k.entry,
                     k.source.len()
                 )),
-                Err(CodegenError::Unsupported(_)) => {
-                    report::line(format_args!("{} skipped: {}", p.name, unsupported(&p.spec)))
-                }
                 Err(e) => report::line(format_args!("{} fails: {e}", p.name)),
             }
         }
@@ -65,10 +60,6 @@ pub fn run(a: KernelsArgs) -> CmdResult {
     for p in PRESETS {
         let kernel = match topk_codegen::generate(&p.spec) {
             Ok(k) => k,
-            Err(CodegenError::Unsupported(_)) => {
-                report::line(format_args!("skip {}: {}", p.name, unsupported(&p.spec)));
-                continue;
-            }
             Err(e) => {
                 failed += 1;
                 report::line(format_args!("fail {}: {e}", p.name));
@@ -100,14 +91,4 @@ pub fn run(a: KernelsArgs) -> CmdResult {
         return Ok(ExitCode::from(EXIT_FAILED_CHECK));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Why codegen skips `spec`, in a few words: its mapping has no kernel family yet.
-fn unsupported(spec: &topk_dsl::Spec) -> String {
-    let text = spec.to_string();
-    let mapping = text
-        .split(',')
-        .find_map(|field| field.strip_prefix("map="))
-        .unwrap_or("this mapping");
-    format!("no kernel family is generated yet for map={mapping}")
 }

@@ -83,7 +83,7 @@ __device__ __forceinline__ void append_to_rank0(u32 count_at, u32 keys0, u32 idx
 
 // Reports a NaN seen by any thread of this CTA.
 __device__ __forceinline__ void report_nan(bool nan, u32* __restrict__ control) {
-  if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(control + 2, STATUS_NAN);
+  if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(control + CONTROL_STATUS, STATUS_NAN);
 }
 
 // Every CTA sends its segment's scores in [lo, hi) (hi NaN: no upper bound) to rank 0's
@@ -131,25 +131,21 @@ __device__ int cluster_sampled_row(const float* __restrict__ row_ptr, int L, int
   const float e0 = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
   const float e1 = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F1], 0)));
   // Rank 0 rewrites its scratch only after the barriers inside the collection below.
-  int admitted = cluster_collect_band(row_ptr + a, b - a, a, e0, quiet_nan(), c, control);
+  const int admitted = cluster_collect_band(row_ptr + a, b - a, a, e0, quiet_nan(), c, control);
   lo = e0;
-  if (admitted >= K) return ROUTE_PRIMARY;
-  if (!RESCUE) return ROUTE_RECOVERY;
-  // Band rescue (eq. 18-19): only the scores between the two endpoints are appended.
-  admitted = cluster_collect_band(row_ptr + a, b - a, a, e1, e0, c, control);
-  lo = e1;
-  return admitted >= K ? ROUTE_RESCUE : ROUTE_RECOVERY;
+  return sampled_route(admitted, [&] {
+    // Band rescue (eq. 18-19): only the scores between the two endpoints are appended.
+    lo = e1;
+    return cluster_collect_band(row_ptr + a, b - a, a, e1, e0, c, control);
+  });
 }
 
 extern "C" __global__ void __cluster_dims__(CLUSTER_CTAS, 1, 1) __launch_bounds__(THREADS, MIN_BLOCKS)
-ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
-      const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
-      long long out_pitch, int* __restrict__ spill, int spill_cap, u32* __restrict__ control,
-      int* __restrict__ row_info) {
+ENTRY(ENTRY_PARAMS) {
   const u32 rank = cluster_rank();
   int m = *live_rows;
   if (m > m_cap || m < 0) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
+    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + CONTROL_STATUS, STATUS_BAD_ROWS);
     m = m < 0 ? 0 : m_cap;
   }
   // Rank 0's spill slice continues the shared frontier for the whole cluster.

@@ -60,9 +60,8 @@ __device__ int stage_segment(const float* __restrict__ row, int lo, int hi, floa
 }
 
 // The finisher: merges the segments' counts (eq. 27) and staged pairs into frontier 0, then
-// certifies, rescues or recovers over the whole row and refines, as the persistent body does.
-// (The certify/rescue/recover steps repeat select_row's: folding both into one helper changes
-// the verified persistent kernels' code, so it waits until this family has run on a GPU.)
+// certifies, rescues or recovers over the whole row and refines, as the persistent body does
+// (sampled_route's decision, written out as in select_row: see row.cu).
 __device__ int finish_split_row(const GlobalRow& src, const ProposalResult& p, const int* sw,
                                 int* spill, int slot, int* __restrict__ out_row, RowCtx& c,
                                 int& q0) {
@@ -110,16 +109,13 @@ __device__ int finish_split_row(const GlobalRow& src, const ProposalResult& p, c
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
-      const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
-      long long out_pitch, int* __restrict__ spill, int spill_cap, u32* __restrict__ control,
-      int* __restrict__ row_info) {
+ENTRY(ENTRY_PARAMS) {
   __shared__ int next_item;
   __shared__ int arrival;
   RowCtx c = make_ctx(spill, spill_cap);
   int m = *live_rows;
   if (m > m_cap || m < 0) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
+    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + CONTROL_STATUS, STATUS_BAD_ROWS);
     m = m < 0 ? 0 : m_cap;
   }
   const long long items = (long long)m * SPLITS;
@@ -171,22 +167,22 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
       }
     } else {
       const int any_nan = __syncthreads_or(c.nan ? 1 : 0);
-      if (threadIdx.x == 0 && any_nan) atomicOr(control + 2, STATUS_NAN);
+      if (threadIdx.x == 0 && any_nan) atomicOr(control + CONTROL_STATUS, STATUS_NAN);
       c.nan = false;
     }
-    if (threadIdx.x == 0) next_item = (int)gridDim.x + atomicAdd(reinterpret_cast<int*>(control), 1);
+    if (threadIdx.x == 0) next_item = (int)gridDim.x + atomicAdd(reinterpret_cast<int*>(control + CONTROL_CURSOR), 1);
     __syncthreads();
     item = next_item;
     __syncthreads();
   }
   if (threadIdx.x == 0) {
     __threadfence();
-    const u32 done = atomicAdd(control + 1, 1u);
+    const u32 done = atomicAdd(control + CONTROL_EXITS, 1u);
     if (done == gridDim.x - 1) {
       // Last CTA out: hand the counters back zeroed for the next launch (graph replays).
       for (int s = 0; s < (int)gridDim.x; ++s) slot_words(spill, spill_cap, s)[1] = 0;
-      control[0] = 0u;
-      control[1] = 0u;
+      control[CONTROL_CURSOR] = 0u;
+      control[CONTROL_EXITS] = 0u;
       __threadfence();
     }
   }

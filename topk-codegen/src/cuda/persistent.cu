@@ -1,7 +1,7 @@
 // ---- Persistent mapping (§4.5, §5.5): one CTA owns a row; a worker pool claims rows. ----
-// control[0]: work cursor, control[1]: exit counter (both restored to 0 by the last CTA out, so a
-// graph replays without a memset), control[2]: status bits. `spill` holds, per worker, the
-// global continuation of both ping-pong frontiers: 4 * spill_cap words.
+// The control block's work cursor and exit counter are restored to 0 by the last CTA out, so a
+// graph replays without a memset. `spill` holds, per worker, the global continuation of both
+// ping-pong frontiers: 4 * spill_cap words.
 
 // With a stagger, the second half of the grid (on an H200 the second CTA of most SMs) starts
 // STAGGER_NS late, so the two CTAs of an SM propose and refine their rows (chains that leave
@@ -35,15 +35,12 @@ __device__ __forceinline__ bool in_tail(int row, int m) {
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
-      const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
-      long long out_pitch, int* __restrict__ spill, int spill_cap, u32* __restrict__ control,
-      int* __restrict__ row_info) {
+ENTRY(ENTRY_PARAMS) {
   __shared__ int next_row;
   RowCtx c = make_ctx(spill, spill_cap);
   int m = *live_rows;
   if (m > m_cap || m < 0) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
+    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + CONTROL_STATUS, STATUS_BAD_ROWS);
     m = m < 0 ? 0 : m_cap;
   }
   stagger_start(m);
@@ -58,17 +55,17 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     c.tail = in_tail(row, m);
     const int route = select_row(src, row_ptr, L, phase, out + (long long)row * out_pitch, c, q0);
     finish_row(c, row, route, q0, control, row_info);
-    if (threadIdx.x == 0) next_row = (int)gridDim.x + atomicAdd(reinterpret_cast<int*>(control), 1);
+    if (threadIdx.x == 0) next_row = (int)gridDim.x + atomicAdd(reinterpret_cast<int*>(control + CONTROL_CURSOR), 1);
     __syncthreads();
     row = next_row;
     __syncthreads();
   }
   if (threadIdx.x == 0) {
     __threadfence();
-    const u32 done = atomicAdd(control + 1, 1u);
+    const u32 done = atomicAdd(control + CONTROL_EXITS, 1u);
     if (done == gridDim.x - 1) {
-      control[0] = 0u;
-      control[1] = 0u;
+      control[CONTROL_CURSOR] = 0u;
+      control[CONTROL_EXITS] = 0u;
       __threadfence();
     }
   }

@@ -1,13 +1,6 @@
-// ---- Per-row state and row sources. ----
-#define ROUTE_SHORT 0
-#define ROUTE_PRIMARY 1
-#define ROUTE_RESCUE 2
-#define ROUTE_RECOVERY 3
-#define ROUTE_DIRECT_EXACT 4
-
-#define STATUS_NAN 1u
-#define STATUS_BAD_LENGTH 2u
-#define STATUS_BAD_ROWS 4u
+// ---- Per-row state, row sources and the route decision. ----
+// Route codes (ROUTE_*), status bits (STATUS_*) and the launch's words come from the prelude
+// (topk_codegen::interface).
 
 // Per-thread view of the CTA's row state; the rest lives at fixed shared offsets (block.cu).
 struct RowCtx {
@@ -20,6 +13,20 @@ struct RowCtx {
 // The row's view phase (eq. 13): the same as the CPU backend's `Spec::view_phase`.
 __device__ __forceinline__ int view_phase(int row) {
   return (int)(((u32)row * 17u + 13u) & (u32)(STRIDE - 1));
+}
+
+// The route of a row whose view proposed a usable boundary (Table 2), from the certificate:
+// primary when the count at the primary endpoint reaches K; else, with a rescue band, rescue
+// when the count down to the rescue endpoint reaches K (`rescue_count` runs only then: it may
+// collect the band); else recovery. The cluster kernel decides here. select_row, the KV-split
+// finisher and the stage chain write the same decision out: called from them, NVRTC compiles
+// their kernels differently throughout (scripts/cubin-hashes.sh, scripts/sass-diff.py), and
+// their compiled code is kept as measured.
+template <class N, class F>
+__device__ __forceinline__ int sampled_route(N primary_count, F&& rescue_count) {
+  if (primary_count >= (N)K) return ROUTE_PRIMARY;
+  if (!RESCUE) return ROUTE_RECOVERY;
+  return rescue_count() >= (N)K ? ROUTE_RESCUE : ROUTE_RECOVERY;
 }
 
 // Thread 0 zeroes the row's frontier, output and tie counters and its NaN flag (a barrier

@@ -34,13 +34,10 @@ struct RegisterRow {
 };
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__ lengths,
-      const int* __restrict__ live_rows, int m_cap, int width, int* __restrict__ out,
-      long long out_pitch, int* __restrict__ spill, int spill_cap, u32* __restrict__ control,
-      int* __restrict__ row_info) {
+ENTRY(ENTRY_PARAMS) {
   int m = *live_rows;
   if (m > m_cap || m < 0) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + 2, STATUS_BAD_ROWS);
+    if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + CONTROL_STATUS, STATUS_BAD_ROWS);
     m = m < 0 ? 0 : m_cap;
   }
   RowCtx c = make_ctx(spill, spill_cap);
@@ -52,7 +49,7 @@ ENTRY(const float* __restrict__ scores, long long pitch, const int* __restrict__
     if (REGISTER_ROW) {
       if (L > REG_ITEMS * THREADS) {
         // Longer than the register tile: reported as a bad length (the planner never does this).
-        if (threadIdx.x == 0) atomicOr(control + 2, STATUS_BAD_LENGTH);
+        if (threadIdx.x == 0) atomicOr(control + CONTROL_STATUS, STATUS_BAD_LENGTH);
         L = 0;
       }
       RegisterRow src;

@@ -6,6 +6,7 @@ template <class Src>
 __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int L, int phase,
                           int* __restrict__ out_row, RowCtx& c, int& q0) {
   q0 = 0;
+  PROBE_ROW_START();
   if (L <= K) {
     for (int i = threadIdx.x; i < K; i += THREADS) out_row[i] = i < L ? i : -1;
     return ROUTE_SHORT;
@@ -17,7 +18,9 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
   int quota = K;
   if (SAMPLED) {
     const ProposalResult p = propose_boundary(row_ptr, L, phase, c.tail);
+    PROBE_MARK(PROBE_PROPOSED);
     if (p.usable) {
+      // sampled_route's decision (row.cu), written out: see there.
       int admitted = collect_band(src, p.e0, quiet_nan(), c);
       lo = p.e0;
       if (admitted >= K) {
@@ -42,9 +45,10 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
   // routes' one coarse bin, the sampled routes' scores from lo up to the view's largest sample
   // (kept in block scratch through the passes, not in a register).
   const float upper = route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT ? hi : view_top();
+  PROBE_MARK(PROBE_FRONTIER);
   q0 = *s_counter(C_COUNT);
   refine_frontier(src, lo, hi, upper, quota, c, out_row);
-  return route;
+  return PROBE_ROW_END(route, q0);
 }
 
 __device__ __forceinline__ RowCtx make_ctx(int* spill, int spill_cap) {
@@ -61,7 +65,7 @@ __device__ __forceinline__ int checked_length(const int* __restrict__ lengths, i
                                               u32* __restrict__ control) {
   int L = lengths[row];
   if (L < 0 || L > width) {
-    if (threadIdx.x == 0) atomicOr(control + 2, STATUS_BAD_LENGTH);
+    if (threadIdx.x == 0) atomicOr(control + CONTROL_STATUS, STATUS_BAD_LENGTH);
     L = 0;
   }
   return L;
@@ -71,7 +75,7 @@ __device__ __forceinline__ void finish_row(RowCtx& c, int row, int route, int q0
                                            u32* __restrict__ control, int* __restrict__ row_info) {
   const int any_nan = __syncthreads_or(c.nan ? 1 : 0);
   if (threadIdx.x == 0) {
-    if (any_nan) atomicOr(control + 2, STATUS_NAN);
+    if (any_nan) atomicOr(control + CONTROL_STATUS, STATUS_NAN);
     if (row_info) { row_info[2 * row] = route; row_info[2 * row + 1] = q0; }
   }
   c.nan = false;

@@ -13,19 +13,10 @@
 //   ranks    m_cap x ranks x 2     per-rank (above, ties)    (all-reduced: an all-gather)
 //   staged   m_cap x K             output slots              (all-reduced: one writer each)
 //   state    m_cap x RS_WORDS      per-row boundaries        (local, same on every rank)
-//   local    m_cap x 4             candidate / emit cursors  (local)
-//   status   4
+//   local    m_cap x CURSOR_WORDS  candidate / emit cursors  (local)
+//   status   STATUS_WORDS
 //   cands    m_cap x 2 x CANDS     local (key, position) candidates
-
-#define STAGE_SAMPLE 0
-#define STAGE_PROPOSAL 1
-#define STAGE_CERTIFY 2
-#define STAGE_ROUTE 3
-#define STAGE_DIGIT 4
-#define STAGE_BOUNDARY 5
-#define STAGE_COUNT 6
-#define STAGE_EMIT 7
-#define STAGE_COPY 8
+// The stage codes (STAGE_*) and the word counts come from the prelude (topk_codegen::interface).
 
 #define RS_FLAGS 0   // ACTIVE | USABLE | IN_BUFFER
 #define RS_E0 1      // FP32 bits of the primary endpoint
@@ -33,8 +24,7 @@
 #define RS_ROUTE 3
 #define RS_LO_KEY 4  // frontier: keys <= lo_key (0xffffffff: every valid score)
 #define RS_PREFIX 5  // radix prefix found so far; the full threshold key after the last digit
-#define RS_QUOTA 6   // slots still to fill inside the current prefix group
-#define RS_WORDS 8
+#define RS_QUOTA 6   // slots still to fill inside the current prefix group (of RS_WORDS)
 #define ROW_ACTIVE 1u
 #define ROW_USABLE 2u
 #define ROW_IN_BUFFER 4u
@@ -62,8 +52,8 @@ __device__ __forceinline__ ShardWs shard_ws(u32* ws, int m_cap, int ranks) {
   w.staged = w.ranks + m * ranks * 2;
   w.state = w.staged + m * K;
   w.local = w.state + m * RS_WORDS;
-  w.status = w.local + m * 4;
-  w.cand_keys = w.status + 4;
+  w.status = w.local + m * CURSOR_WORDS;
+  w.cand_keys = w.status + STATUS_WORDS;
   w.cand_pos = reinterpret_cast<int*>(w.cand_keys + m * CANDS);
   return w;
 }
@@ -119,10 +109,7 @@ __device__ __forceinline__ void for_each_source(const float* __restrict__ row, i
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
-      const int* __restrict__ lengths, const int* __restrict__ live_rows, int m_cap,
-      int shard_width, int offset, int total_width, int rank, int ranks, int chunk_len,
-      u32* __restrict__ ws, int* __restrict__ out, long long out_pitch, int* __restrict__ row_info) {
+ENTRY(ENTRY_PARAMS) {
   const ShardWs w = shard_ws(ws, m_cap, ranks);
   int m = *live_rows;
   if (m > m_cap || m < 0) {
@@ -141,7 +128,7 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
     const int hi = min(local_len, lo + chunk_len);
     const float* row_ptr = scores + (long long)row * pitch;
     u32* st = w.state + (long long)row * RS_WORDS;
-    u32* cur = w.local + (long long)row * 4;
+    u32* cur = w.local + (long long)row * CURSOR_WORDS;
     u32* keys = w.cand_keys + (long long)row * CANDS;
     int* pos = w.cand_pos + (long long)row * CANDS;
     const int phase = view_phase(row);
@@ -240,6 +227,8 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
         continue;
       }
       const u32 C0 = w.counts[2 * (long long)row], C1 = w.counts[2 * (long long)row + 1];
+      // sampled_route's decision (row.cu), written out with each route's frontier: deciding
+      // first and choosing the frontier after changes how NVRTC compiles this kernel.
       int route;
       u32 lo_key = 0xffffffffu;
       int q0 = L;
@@ -365,7 +354,7 @@ ENTRY(int stage, int digit, const float* __restrict__ scores, long long pitch,
 
 // Element-wise sum of another rank's region into this one: the all-reduce of ranks simulated
 // on one device.
-extern "C" __global__ void SUM_ENTRY(u32* __restrict__ dst, const u32* __restrict__ src, long long n) {
+extern "C" __global__ void SUM_ENTRY(SUM_ENTRY_PARAMS) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x)
     dst[i] += src[i];

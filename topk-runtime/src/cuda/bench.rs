@@ -362,8 +362,6 @@ pub fn bench_matrix_with(
     let mut request = PlanRequest::new(k, m.rows as u32, m.width as u32);
     request.pitch = m.pitch as u64;
     request.spec = spec;
-    // Timing a family before it is trusted: every timed output is verified below anyway.
-    request.allow_unverified = std::env::var_os("TOPK_ALLOW_UNVERIFIED").is_some();
     request.phase_probe = phase_probe;
     let plan = Plan::new(gpu, request)?;
     if request.phase_probe && plan.grid > 1024 {

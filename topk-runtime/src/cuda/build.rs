@@ -154,12 +154,6 @@ fn load_kernel(gpu: &Gpu, spec: &Spec, request: &PlanRequest) -> Result<Built> {
     } else {
         topk_codegen::generate(spec)?
     };
-    if let Some(why) = kernel
-        .unverified_part()
-        .filter(|_| !request.allow_unverified)
-    {
-        return Err(Error::Input(why));
-    }
     if let Some(max) = kernel.layout.max_row {
         if request.width > max {
             return Err(Error::Input(format!(

@@ -10,10 +10,11 @@
 //! workspace out from the row capacity it is given, so a smaller call uses a smaller layout in
 //! the same buffer and copies its status words to where [`Workspace::status`] reads them.
 
+use super::entry_args::SelectorArgs;
 use super::launch::{RawBuffers, Workspace};
 use super::plan::{Plan, StagedLayout};
 use crate::{Error, Result};
-use cudarc::driver::{CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaStream, DevicePtrMut};
 use std::sync::Arc;
 
 /// The extents of one call: `rows` rows (the call's `M_cap`: the live row count is clamped to
@@ -40,23 +41,6 @@ impl CallShape {
         }
     }
 }
-
-/// Parameters of the single-kernel entries, in order, as [`Plan::launch_call`] pushes them. A
-/// change of the generated signature must change both (the test below compares them).
-pub const ENTRY_PARAMETERS: [&str; 12] = [
-    "const float* __restrict__ scores",
-    "long long pitch",
-    "const int* __restrict__ lengths",
-    "const int* __restrict__ live_rows",
-    "int m_cap",
-    "int width",
-    "int* __restrict__ out",
-    "long long out_pitch",
-    "int* __restrict__ spill",
-    "int spill_cap",
-    "u32* __restrict__ control",
-    "int* __restrict__ row_info",
-];
 
 impl Plan {
     /// Checks that `call` fits this plan: `1 <= rows <= M_cap`, `width <= N`, the pitches at
@@ -118,35 +102,39 @@ impl Plan {
             // SAFETY: forwarded from the caller.
             return unsafe { self.launch_call_stages(stages, stream, call, io, ws) };
         }
-        let pitch = call.pitch as i64;
-        let out_pitch = call.out_pitch as i64;
-        let rows = call.rows as i32;
-        let width = call.width as i32;
-        let spill_cap = self.spill_cap as i32;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.launch_kernel(stream, call, io, ws) }
+    }
+
+    /// The single kernel of a non-staged plan for `call` (checked by the caller).
+    ///
+    /// # Safety
+    /// As [`Plan::launch_call`].
+    pub(super) unsafe fn launch_kernel(
+        &self,
+        stream: &Arc<CudaStream>,
+        call: CallShape,
+        io: RawBuffers,
+        ws: &mut Workspace,
+    ) -> Result<()> {
         let (spill, _sp) = ws.spill.device_ptr_mut(stream);
         let (control, _c) = ws.control.device_ptr_mut(stream);
-        let mut b = stream.launch_builder(&self.loaded.func);
-        b.arg(&io.scores)
-            .arg(&pitch)
-            .arg(&io.lengths)
-            .arg(&io.live_rows)
-            .arg(&rows)
-            .arg(&width)
-            .arg(&io.out)
-            .arg(&out_pitch)
-            .arg(&spill)
-            .arg(&spill_cap)
-            .arg(&control)
-            .arg(&io.row_info);
-        let config = LaunchConfig {
-            grid_dim: (self.grid, 1, 1),
-            block_dim: (self.block, 1, 1),
-            shared_mem_bytes: self.smem,
+        let args = SelectorArgs {
+            scores: io.scores,
+            pitch: call.pitch as i64,
+            lengths: io.lengths,
+            live_rows: io.live_rows,
+            m_cap: call.rows as i32,
+            width: call.width as i32,
+            out: io.out,
+            out_pitch: call.out_pitch as i64,
+            spill,
+            spill_cap: self.spill_cap as i32,
+            control,
+            row_info: io.row_info,
         };
-        // SAFETY: the arguments follow ENTRY_PARAMETERS, the generated entry's signature; the
-        // caller vouches for the pointers.
-        unsafe { b.launch(config) }
-            .map(|_| ())
+        // SAFETY: the caller vouches for the pointers; the workspace is this plan's.
+        unsafe { args.launch(stream, &self.loaded.func, self.launch_config()) }
             .map_err(|e| Error::Cuda(format!("launching `{}`: {e}", self.kernel.entry)))
     }
 
@@ -155,7 +143,7 @@ impl Plan {
     ///
     /// # Safety
     /// As [`Plan::launch_call`].
-    unsafe fn launch_call_stages(
+    pub(super) unsafe fn launch_call_stages(
         &self,
         stages: &StagedLayout,
         stream: &Arc<CudaStream>,
@@ -199,7 +187,11 @@ impl Plan {
             chunk_len: stages.chunk_len,
         };
         // The plan's chunks cover its width, hence the call's narrower rows too.
-        let chain = steps(&regions, stages.chunks, call.rows, self.spec.k, self.block);
+        let chain = if call.rows == self.request.m_cap {
+            stages.steps.clone()
+        } else {
+            steps(&regions, stages.chunks, call.rows, self.spec.k, self.block)
+        };
         let (words, _w) = ws.control.device_ptr_mut(stream);
         for step in &chain {
             if let &Step::Stage { stage, digit, grid } = step {
@@ -225,41 +217,5 @@ impl Plan {
             .map_err(|e| Error::Cuda(format!("copying the staged status words: {e}")))?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use topk_dsl::{Spec, PRESETS};
-
-    /// The parameter declarations of the generated `ENTRY(...)`, whitespace-normalized.
-    fn entry_parameters(source: &str) -> Vec<String> {
-        let start = source.find("\nENTRY(").expect("an ENTRY(...) definition") + "\nENTRY(".len();
-        let end = start + source[start..].find(')').expect("a closing parenthesis");
-        source[start..end]
-            .split(',')
-            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-            .collect()
-    }
-
-    #[test]
-    fn launch_call_pushes_the_generated_entry_signature() {
-        let mut specs: Vec<Spec> = PRESETS
-            .iter()
-            .map(|p| p.spec)
-            .filter(|s| !matches!(s.mapping, topk_dsl::Mapping::Staged))
-            .collect();
-        specs.push(Spec::default());
-        assert!(specs.len() >= 5);
-        for spec in specs {
-            let kernel = topk_codegen::generate(&spec).unwrap();
-            assert_eq!(
-                entry_parameters(&kernel.source),
-                ENTRY_PARAMETERS,
-                "`{spec}`: the generated entry changed; update Plan::launch_call and \
-                 ENTRY_PARAMETERS"
-            );
-        }
     }
 }

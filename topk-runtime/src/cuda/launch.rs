@@ -1,25 +1,19 @@
 //! Workspace and launch: the typed API over cudarc views, and a raw one over device pointers.
 
 use super::plan::{Plan, CONTROL_WORDS};
-
-/// Index of the status word in the control block (after the work cursor and exit counter).
-const STATUS_WORD: usize = 2;
 use crate::{Error, Result};
 use cudarc::driver::{
     sys::CUdeviceptr, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
-    LaunchConfig, PushKernelArg,
+    LaunchConfig,
 };
 use std::sync::Arc;
+use topk_codegen::interface::control;
 
-/// Status bits the kernels raise in the control block (read with [`Workspace::status`]).
-pub mod status {
-    /// A valid score was NaN: outside the contract, the row's output is unspecified.
-    pub const NAN: u32 = 1;
-    /// A length was outside `[0, width]`: the row was treated as empty.
-    pub const BAD_LENGTH: u32 = 2;
-    /// The live row count was outside `[0, M_cap]`: it was clamped.
-    pub const BAD_ROWS: u32 = 4;
-}
+/// Status bits the kernels raise in the workspace (read with [`Workspace::status`]).
+pub use topk_codegen::interface::status;
+
+// The planner sizes the control block; the kernels' words are those of the interface.
+const _: () = assert!(CONTROL_WORDS == control::WORDS);
 
 /// Device memory a Plan needs besides its inputs and outputs: the control block (work cursor,
 /// exit counter, status) and per-worker frontier spill slices. Its size depends on the plan's
@@ -76,7 +70,7 @@ impl Workspace {
             spill,
             grid: plan.grid,
             spill_cap: plan.spill_cap,
-            status_word: STATUS_WORD,
+            status_word: control::STATUS,
             clear: 0..CONTROL_WORDS,
         })
     }
@@ -125,7 +119,7 @@ pub struct LaunchBuffers<'a, 'b> {
 }
 
 impl Plan {
-    fn launch_config(&self) -> LaunchConfig {
+    pub(super) fn launch_config(&self) -> LaunchConfig {
         LaunchConfig {
             grid_dim: (self.grid, 1, 1),
             block_dim: (self.block, 1, 1),
@@ -224,97 +218,15 @@ impl Plan {
         io: RawBuffers,
         ws: &mut Workspace,
     ) -> Result<()> {
-        let RawBuffers {
-            scores,
-            lengths,
-            live_rows,
-            out,
-            row_info,
-        } = io;
         self.check_workspace(ws)?;
-        if let Some(stages) = &self.stages {
-            // SAFETY: forwarded from the caller.
-            return unsafe { self.launch_stages(stages, stream, io, ws) };
-        }
-        let r = &self.request;
-        let pitch = r.pitch as i64;
-        let out_pitch = r.out_pitch as i64;
-        let m_cap = r.m_cap as i32;
-        let width = r.width as i32;
-        let spill_cap = self.spill_cap as i32;
-        let (spill, _sp) = ws.spill.device_ptr_mut(stream);
-        let (control, _c) = ws.control.device_ptr_mut(stream);
-        let mut b = stream.launch_builder(&self.loaded.func);
-        b.arg(&scores)
-            .arg(&pitch)
-            .arg(&lengths)
-            .arg(&live_rows)
-            .arg(&m_cap)
-            .arg(&width)
-            .arg(&out)
-            .arg(&out_pitch)
-            .arg(&spill)
-            .arg(&spill_cap)
-            .arg(&control)
-            .arg(&row_info);
-        // SAFETY: the argument list matches the generated entry's signature, in order and type.
-        unsafe { b.launch(self.launch_config()) }
-            .map(|_| ())
-            .map_err(|e| Error::Cuda(format!("launching `{}`: {e}", self.kernel.entry)))
-    }
-}
-
-impl Plan {
-    /// The stage chain of a `map=staged` plan: one rank holding whole rows, so no reductions.
-    ///
-    /// # Safety
-    /// As [`Plan::launch_raw`].
-    unsafe fn launch_stages(
-        &self,
-        stages: &super::plan::StagedLayout,
-        stream: &Arc<CudaStream>,
-        io: RawBuffers,
-        ws: &mut Workspace,
-    ) -> Result<()> {
-        use super::sharded::stages::{RankPlace, StageLaunch, Step};
-        let r = &self.request;
-        {
-            let mut zero = ws.control.slice_mut(stages.regions.zeroed());
-            stream
-                .memset_zeros(&mut zero)
-                .map_err(|e| Error::Cuda(format!("clearing the staged workspace: {e}")))?;
-        }
-        let rank_io = super::sharded::RankIo {
-            scores: io.scores,
-            pitch: r.pitch,
-            lengths: io.lengths,
-            live_rows: io.live_rows,
-            out: io.out,
-            out_pitch: r.out_pitch,
-            row_info: io.row_info,
-        };
-        let place = RankPlace {
-            width: r.width,
-            offset: 0,
-            total_width: r.width,
-            rank: 0,
-            ranks: 1,
-        };
-        let launch = StageLaunch {
-            func: &self.loaded.func,
-            threads: self.block,
-            smem: self.smem,
-            m_cap: r.m_cap,
-            chunk_len: stages.chunk_len,
-        };
-        let (words, _w) = ws.control.device_ptr_mut(stream);
-        for step in &stages.steps {
-            if let &Step::Stage { stage, digit, grid } = step {
-                // SAFETY: the caller vouches for `io`; `words` is this plan's staged workspace.
-                unsafe { launch.launch(stream, (stage, digit, grid), place, &rank_io, words)? };
+        let call = super::call::CallShape::of_plan(self);
+        // SAFETY: forwarded from the caller; `call` is the plan's own extents.
+        unsafe {
+            match &self.stages {
+                Some(stages) => self.launch_call_stages(stages, stream, call, io, ws),
+                None => self.launch_kernel(stream, call, io, ws),
             }
         }
-        Ok(())
     }
 }
 

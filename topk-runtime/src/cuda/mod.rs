@@ -7,6 +7,7 @@
 mod build;
 pub mod cache;
 pub mod device;
+mod entry_args;
 mod facts;
 pub mod nvrtc;
 

@@ -24,10 +24,6 @@ pub struct PlanRequest {
     pub out_pitch: u64,
     /// A Spec to use instead of the default map.
     pub spec: Option<Spec>,
-    /// Plan kernels that have not been run and checked on a GPU yet (see
-    /// [`topk_codegen::KernelSource::unverified_part`]); their GPU tests set this,
-    /// and the benchmark harness when `TOPK_ALLOW_UNVERIFIED` is set (it verifies every output).
-    pub allow_unverified: bool,
     /// Build the persistent kernel with phase timers ([`topk_codegen::probe`]): the |Q0| words of
     /// the route info then carry per-row phase times instead of candidate counts. For finding
     /// where time goes; never for timing the selector itself.
@@ -43,7 +39,6 @@ impl PlanRequest {
             pitch: width as u64,
             out_pitch: k as u64,
             spec: None,
-            allow_unverified: false,
             phase_probe: false,
         }
     }

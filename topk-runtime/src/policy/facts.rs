@@ -68,9 +68,7 @@ impl DeviceFacts {
     /// memory or threads run out (static shared memory, a few words, is left out); or what the
     /// occupancy calculator reported for a kernel of its layout ([`DeviceFacts::measured`]).
     pub fn ctas_per_sm(&self, spec: &Spec) -> u32 {
-        let Some(family) = Family::of(spec) else {
-            return 1;
-        };
+        let family = Family::of(spec);
         let layout = Layout::of(spec, family);
         if let Some(m) = self.measured {
             if (m.threads, m.dynamic_smem) == (layout.threads, layout.dynamic_smem) {

@@ -2,8 +2,9 @@
 //! an element-wise sum on one device when the ranks are simulated there (tests, and engines
 //! that shard a row inside one device).
 
+use crate::cuda::entry_args::SumArgs;
 use crate::{Error, Result};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig};
 use cudarc::nccl::safe::{group_end, group_start, Comm, ReduceOp};
 use std::ops::Range;
 use std::sync::Arc;
@@ -46,11 +47,11 @@ impl Collective for SimulatedCollective {
         for other in rest.iter() {
             let mut dst = first.words.slice_mut(range.clone());
             let src = other.words.slice(range.clone());
-            let mut b = stream.launch_builder(&self.sum);
-            b.arg(&mut dst).arg(&src).arg(&n);
-            // SAFETY: (u32*, const u32*, long long) is the sum entry's signature; both views
-            // hold n words.
-            unsafe { b.launch(cfg) }
+            // The guards order the views' other uses around the launch, as a pushed view would.
+            let (dst, _d) = dst.device_ptr_mut(&stream);
+            let (src, _s) = src.device_ptr(&stream);
+            // SAFETY: both views hold n words of this stream's context.
+            unsafe { SumArgs { dst, src, n }.launch(&stream, &self.sum, cfg) }
                 .map_err(|e| Error::Cuda(format!("simulated all-reduce: {e}")))?;
         }
         let sum = first.words.slice(range.clone());

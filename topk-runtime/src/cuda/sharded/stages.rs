@@ -4,26 +4,18 @@
 //! stage launch.
 
 use super::RankIo;
+use crate::cuda::entry_args::StageArgs;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
 use std::ops::Range;
 use std::sync::Arc;
+use topk_codegen::interface::staged::{
+    BOUNDARY as STAGE_BOUNDARY, CERTIFY as STAGE_CERTIFY, COPY as STAGE_COPY, COUNT as STAGE_COUNT,
+    CURSOR_WORDS, DIGIT as STAGE_DIGIT, EMIT as STAGE_EMIT, PROPOSAL as STAGE_PROPOSAL,
+    ROUTE as STAGE_ROUTE, SAMPLE as STAGE_SAMPLE, STATE_WORDS, STATUS_WORDS,
+};
 use topk_dsl::Spec;
-
-const STAGE_SAMPLE: i32 = 0;
-const STAGE_PROPOSAL: i32 = 1;
-const STAGE_CERTIFY: i32 = 2;
-const STAGE_ROUTE: i32 = 3;
-const STAGE_DIGIT: i32 = 4;
-const STAGE_BOUNDARY: i32 = 5;
-const STAGE_COUNT: i32 = 6;
-const STAGE_EMIT: i32 = 7;
-const STAGE_COPY: i32 = 8;
-/// Words of per-row state and cursors (keep in sync with sharded.cu).
-const STATE_WORDS: usize = 8;
-const CURSOR_WORDS: usize = 4;
-const STATUS_WORDS: usize = 4;
 /// Scores per position chunk (one CTA's share of a pass), and the smallest chunk.
 const CHUNK_SCORES: u32 = 1 << 20;
 const MIN_CHUNK_SCORES: u32 = 4096;
@@ -184,36 +176,27 @@ impl StageLaunch<'_> {
             block_dim: (self.threads, 1, 1),
             shared_mem_bytes: self.smem,
         };
-        let ranks = place.ranks as i32;
-        let rank = place.rank as i32;
-        let m_cap = self.m_cap as i32;
-        let width = place.width as i32;
-        let offset = place.offset as i32;
-        let total_width = place.total_width as i32;
-        let chunk_len = self.chunk_len as i32;
-        let pitch = io.pitch as i64;
-        let out_pitch = io.out_pitch as i64;
-        let mut l = stream.launch_builder(self.func);
-        l.arg(&stage)
-            .arg(&digit)
-            .arg(&io.scores)
-            .arg(&pitch)
-            .arg(&io.lengths)
-            .arg(&io.live_rows)
-            .arg(&m_cap)
-            .arg(&width)
-            .arg(&offset)
-            .arg(&total_width)
-            .arg(&rank)
-            .arg(&ranks)
-            .arg(&chunk_len)
-            .arg(&ws)
-            .arg(&io.out)
-            .arg(&out_pitch)
-            .arg(&io.row_info);
-        // SAFETY: the argument list matches the generated stage entry's signature; the caller
-        // vouches for the pointers.
-        unsafe { l.launch(cfg) }.map(|_| ()).map_err(|e| {
+        let args = StageArgs {
+            stage,
+            digit,
+            scores: io.scores,
+            pitch: io.pitch as i64,
+            lengths: io.lengths,
+            live_rows: io.live_rows,
+            m_cap: self.m_cap as i32,
+            shard_width: place.width as i32,
+            offset: place.offset as i32,
+            total_width: place.total_width as i32,
+            rank: place.rank as i32,
+            ranks: place.ranks as i32,
+            chunk_len: self.chunk_len as i32,
+            ws,
+            out: io.out,
+            out_pitch: io.out_pitch as i64,
+            row_info: io.row_info,
+        };
+        // SAFETY: the caller vouches for the pointers.
+        unsafe { args.launch(stream, self.func, cfg) }.map_err(|e| {
             Error::Cuda(format!(
                 "launching stage {stage} on rank {}: {e}",
                 place.rank

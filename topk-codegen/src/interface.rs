@@ -1,0 +1,345 @@
+//! The host-kernel interface, written once: the entry points' parameters, the route codes, the
+//! status bits, the control block's words and the stage chain's codes. The generated source
+//! gets them as `#define`s ([`emit`]); the runtime pushes its launch arguments against
+//! [`Entry::params`] and reads routes, status and control words from the same constants.
+
+use crate::Family;
+use std::fmt::Write;
+
+/// Route codes a kernel writes into a row's route info (paper Table 2); `topk_runtime::Route`
+/// takes its discriminants from here.
+pub mod route {
+    /// `L <= K`: every valid index, then `-1`.
+    pub const SHORT: u8 = 0;
+    /// The primary boundary certified.
+    pub const PRIMARY: u8 = 1;
+    /// The primary boundary underfilled; the rescue band certified.
+    pub const RESCUE: u8 = 2;
+    /// The proposal underfilled; exact coarse recovery.
+    pub const RECOVERY: u8 = 3;
+    /// The exact coarse route from the start.
+    pub const DIRECT_EXACT: u8 = 4;
+}
+
+/// Status bits the kernels raise in a launch's status word.
+pub mod status {
+    /// A valid score was NaN: outside the contract, the row's output is unspecified.
+    pub const NAN: u32 = 1;
+    /// A length was outside `[0, width]`: the row was treated as empty.
+    pub const BAD_LENGTH: u32 = 2;
+    /// The live row count was outside `[0, M_cap]`: it was clamped.
+    pub const BAD_ROWS: u32 = 4;
+}
+
+/// Words of the control block at the start of a single-kernel family's workspace.
+pub mod control {
+    /// Rows (work items) claimed so far by the persistent pool, past the first wave.
+    pub const CURSOR: usize = 0;
+    /// CTAs that have finished; the last one zeroes the cursor and this counter.
+    pub const EXITS: usize = 1;
+    /// The status bits ([`super::status`]).
+    pub const STATUS: usize = 2;
+    /// Words of the block (the last one is padding).
+    pub const WORDS: usize = 4;
+}
+
+/// The stage chain (`sharded.cu`): stage codes (the stage entry's `stage` argument) and the
+/// per-row and per-call words of its workspace.
+pub mod staged {
+    pub const SAMPLE: i32 = 0;
+    pub const PROPOSAL: i32 = 1;
+    pub const CERTIFY: i32 = 2;
+    pub const ROUTE: i32 = 3;
+    pub const DIGIT: i32 = 4;
+    pub const BOUNDARY: i32 = 5;
+    pub const COUNT: i32 = 6;
+    pub const EMIT: i32 = 7;
+    pub const COPY: i32 = 8;
+    /// Words of per-row state (boundaries, route, radix prefix and quota).
+    pub const STATE_WORDS: usize = 8;
+    /// Words of per-row cursors (candidates, emitted scores and ties).
+    pub const CURSOR_WORDS: usize = 4;
+    /// Words of the status region; the first holds the status bits.
+    pub const STATUS_WORDS: usize = 4;
+}
+
+/// How a parameter's value travels from the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostArg {
+    /// A device address (`CUdeviceptr`, 64 bits).
+    DevicePtr,
+    /// `int`.
+    I32,
+    /// `long long`.
+    I64,
+}
+
+/// The C type of an entry parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CType {
+    ConstF32Ptr,
+    ConstI32Ptr,
+    I32Ptr,
+    U32Ptr,
+    ConstU32Ptr,
+    Int,
+    LongLong,
+}
+
+impl CType {
+    /// The declaration's type as the generated source spells it.
+    pub const fn c(self) -> &'static str {
+        match self {
+            CType::ConstF32Ptr => "const float* __restrict__",
+            CType::ConstI32Ptr => "const int* __restrict__",
+            CType::I32Ptr => "int* __restrict__",
+            CType::U32Ptr => "u32* __restrict__",
+            CType::ConstU32Ptr => "const u32* __restrict__",
+            CType::Int => "int",
+            CType::LongLong => "long long",
+        }
+    }
+
+    pub const fn host(self) -> HostArg {
+        match self {
+            CType::Int => HostArg::I32,
+            CType::LongLong => HostArg::I64,
+            _ => HostArg::DevicePtr,
+        }
+    }
+}
+
+/// One parameter of an entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub name: &'static str,
+    pub ty: CType,
+    pub meaning: &'static str,
+}
+
+const fn param(name: &'static str, ty: CType, meaning: &'static str) -> Param {
+    Param { name, ty, meaning }
+}
+
+/// An entry point of a generated source: the macro naming it and its parameters, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The `#define` that names the entry (`ENTRY`); its parameter list is `{define}_PARAMS`.
+    pub define: &'static str,
+    pub params: &'static [Param],
+}
+
+use CType::*;
+
+/// The entry of every single-kernel family (persistent, row-local, KV-split, cluster).
+pub const SELECTOR: Entry = Entry {
+    define: "ENTRY",
+    params: &[
+        param("scores", ConstF32Ptr, "M_cap x pitch scores"),
+        param("pitch", LongLong, "row pitch of the scores, elements"),
+        param("lengths", ConstI32Ptr, "M_cap valid lengths"),
+        param("live_rows", ConstI32Ptr, "one int: the live row count m"),
+        param("m_cap", Int, "rows the buffers hold"),
+        param("width", Int, "allocated row width N"),
+        param("out", I32Ptr, "M_cap x out_pitch indices"),
+        param("out_pitch", LongLong, "row pitch of the output, elements"),
+        param(
+            "spill",
+            I32Ptr,
+            "per-worker frontier spill slices and staging",
+        ),
+        param("spill_cap", Int, "pairs per spill buffer"),
+        param("control", U32Ptr, "the control block (interface::control)"),
+        param("row_info", I32Ptr, "2 x M_cap (route, |Q0|), or null"),
+    ],
+};
+
+/// The stage entry of the stage chain: one stage over every live row of one rank.
+pub const STAGE: Entry = Entry {
+    define: "ENTRY",
+    params: &[
+        param("stage", Int, "the stage (interface::staged)"),
+        param(
+            "digit",
+            Int,
+            "the radix digit of the digit and boundary stages",
+        ),
+        param(
+            "scores",
+            ConstF32Ptr,
+            "M_cap x pitch scores of this rank's positions",
+        ),
+        param("pitch", LongLong, "row pitch of the scores, elements"),
+        param("lengths", ConstI32Ptr, "M_cap global valid lengths"),
+        param("live_rows", ConstI32Ptr, "one int: the live row count m"),
+        param("m_cap", Int, "rows the buffers hold"),
+        param("shard_width", Int, "positions this rank holds per row"),
+        param("offset", Int, "global position of this rank's first"),
+        param("total_width", Int, "positions of a whole row"),
+        param("rank", Int, "this rank"),
+        param("ranks", Int, "ranks in all"),
+        param(
+            "chunk_len",
+            Int,
+            "scores per position chunk (one CTA's share)",
+        ),
+        param("ws", U32Ptr, "the stage chain's workspace regions"),
+        param("out", I32Ptr, "M_cap x out_pitch indices"),
+        param("out_pitch", LongLong, "row pitch of the output, elements"),
+        param("row_info", I32Ptr, "2 x M_cap (route, |Q0|), or null"),
+    ],
+};
+
+/// The element-wise sum that stands in for an all-reduce between simulated ranks.
+pub const SUM: Entry = Entry {
+    define: "SUM_ENTRY",
+    params: &[
+        param("dst", U32Ptr, "words summed into"),
+        param("src", ConstU32Ptr, "words added"),
+        param("n", LongLong, "words"),
+    ],
+};
+
+/// The host-kernel interface of one family's generated source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interface {
+    /// Entry points, the one the plan launches first.
+    pub entries: &'static [Entry],
+    /// Whether the workspace starts with the control block ([`control`]); the staged family
+    /// keeps its status words in the stage chain's regions ([`staged`]) instead.
+    pub control_block: bool,
+}
+
+impl Family {
+    /// The entry points and workspace words of this family's generated source.
+    pub fn interface(self) -> Interface {
+        match self {
+            Family::Staged => Interface {
+                entries: &[STAGE, SUM],
+                control_block: false,
+            },
+            _ => Interface {
+                entries: &[SELECTOR],
+                control_block: true,
+            },
+        }
+    }
+}
+
+/// Whether `pushed` (name and host kind of each argument, in order) is exactly `params`; a
+/// `const fn`, so a launch's argument list can be checked where it is compiled.
+pub const fn params_match(params: &[Param], pushed: &[(&str, HostArg)]) -> bool {
+    if params.len() != pushed.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < params.len() {
+        let (name, host) = pushed[i];
+        if !str_eq(params[i].name, name) || !host_eq(params[i].ty.host(), host) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn host_eq(a: HostArg, b: HostArg) -> bool {
+    a as u8 == b as u8
+}
+
+/// The interface of `family` as `#define`s: route codes, status bits, the control words (or the
+/// stage codes and workspace words) and each entry's parameter list.
+pub(crate) fn emit(family: Family) -> String {
+    let mut s = String::from("\n// Host-kernel interface (topk_codegen::interface).\n");
+    let mut define = |name: &str, value: String| writeln!(s, "#define {name} {value}").unwrap();
+    for (name, code) in [
+        ("SHORT", route::SHORT),
+        ("PRIMARY", route::PRIMARY),
+        ("RESCUE", route::RESCUE),
+        ("RECOVERY", route::RECOVERY),
+        ("DIRECT_EXACT", route::DIRECT_EXACT),
+    ] {
+        define(&format!("ROUTE_{name}"), code.to_string());
+    }
+    for (name, bit) in [
+        ("NAN", status::NAN),
+        ("BAD_LENGTH", status::BAD_LENGTH),
+        ("BAD_ROWS", status::BAD_ROWS),
+    ] {
+        define(&format!("STATUS_{name}"), format!("{bit}u"));
+    }
+    let interface = family.interface();
+    if interface.control_block {
+        for (name, word) in [
+            ("CURSOR", control::CURSOR),
+            ("EXITS", control::EXITS),
+            ("STATUS", control::STATUS),
+        ] {
+            define(&format!("CONTROL_{name}"), word.to_string());
+        }
+    } else {
+        use staged::*;
+        for (name, code) in [
+            ("SAMPLE", SAMPLE),
+            ("PROPOSAL", PROPOSAL),
+            ("CERTIFY", CERTIFY),
+            ("ROUTE", ROUTE),
+            ("DIGIT", DIGIT),
+            ("BOUNDARY", BOUNDARY),
+            ("COUNT", COUNT),
+            ("EMIT", EMIT),
+            ("COPY", COPY),
+        ] {
+            define(&format!("STAGE_{name}"), code.to_string());
+        }
+        define("RS_WORDS", STATE_WORDS.to_string());
+        define("CURSOR_WORDS", CURSOR_WORDS.to_string());
+        define("STATUS_WORDS", STATUS_WORDS.to_string());
+    }
+    for entry in interface.entries {
+        let mut lines = vec![format!("#define {}_PARAMS", entry.define)];
+        for (i, p) in entry.params.iter().enumerate() {
+            let comma = if i + 1 < entry.params.len() { "," } else { "" };
+            let decl = format!("{} {}{comma}", p.ty.c(), p.name);
+            lines.push(format!("  {decl:<36} /* {} */", p.meaning));
+        }
+        writeln!(s, "{}", lines.join(" \\\n")).unwrap();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pushed_list_matches_only_its_own_parameters() {
+        let params = SUM.params;
+        let ok = [
+            ("dst", HostArg::DevicePtr),
+            ("src", HostArg::DevicePtr),
+            ("n", HostArg::I64),
+        ];
+        assert!(params_match(params, &ok));
+        assert!(!params_match(params, &ok[..2]), "one argument short");
+        let swapped = [ok[1], ok[0], ok[2]];
+        assert!(!params_match(params, &swapped), "order");
+        let narrow = [ok[0], ok[1], ("n", HostArg::I32)];
+        assert!(!params_match(params, &narrow), "int for long long");
+    }
+}
