@@ -153,6 +153,7 @@ else
 fi
 
 # --- one process per profile -----------------------------------------------------------------
+note "per profile: $("$PY" "$DRIVER" --list --reps "$REPS" --seed "$SEED" "${call_flags[@]}" | tail -n 1 | sed 's/^# //'), budget ${BUDGET_S} s"
 failed=()
 for profile in $PROFILES; do
   base="$OUT/envelope-$profile"
@@ -173,10 +174,11 @@ for profile in $PROFILES; do
     rc=$?
     # 3: the CUDA context was lost; a new process continues after the call that broke it.
     [ "$rc" = 3 ] || break
-    note "profile $profile: CUDA context lost (see $log); resuming in a new process"
+    note "profile $profile: CUDA context lost (envelope-$profile.log in the logs archive says where); resuming in a new process"
     resume=(--resume)
   done
   tail -n 30 "$log"
+  [ -f "$base.md" ] && note "profile $profile: $(grep -m1 '^\*\*' "$base.md" | tr -d '*')"
   if [ "$rc" != 0 ] || [ ! -f "$base.md" ]; then
     failed+=("$profile")
     note "profile $profile: driver exited with $rc"

@@ -117,9 +117,11 @@ def require_rebuilt_sglang(peers: list, kit_info: dict | None, problems: list) -
     build = kit_info.get("sglang_build", {})
     probe = kit_info.get("sgl_constants", {})
     if not build.get("rebuilt_on_target") and os.environ.get(ALLOW_PREBUILT_SGLANG) != "1":
-        sgl.error = ("the kit's prebuilt sgl_topk_v2.so (cluster<16> off) is loaded; the envelope "
-                     "compares SGLang as rebuilt on this GPU: run bench/envelope.sh, which "
-                     "rebuilds it, or set SGL_TOPK_V2_SO (or SGL_ALLOW_PREBUILT=1)")
+        why = f" ({build['build_note']})" if build.get("build_note") else ""
+        sgl.error = (f"only the kit's prebuilt sgl_topk_v2.so (cluster<16> off) is at hand{why}; "
+                     "the envelope compares SGLang as rebuilt on this GPU: run "
+                     "bench/envelope.sh where nvcc is installed (it rebuilds the module), set "
+                     "SGL_TOPK_V2_SO to a rebuilt one, or SGL_ALLOW_PREBUILT=1")
         problems.append(f"sglang unavailable: {sgl.error}")
     for key in ("c8_occ2", "c16_occ1"):
         probed, named = probe.get(f"probe_{key}"), build.get(f"baked_{key}")

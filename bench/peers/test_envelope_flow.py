@@ -419,7 +419,7 @@ class SglangBuildTest(unittest.TestCase):
             os.environ.pop(envelope.ALLOW_PREBUILT_SGLANG, None)
             envelope.require_rebuilt_sglang([sgl], info, problems)
         self.assertFalse(sgl.available)
-        self.assertIn("rebuilds it", sgl.error)
+        self.assertIn("rebuilds the module", sgl.error)
         self.assertTrue(any("C16_OCC1=7" in p for p in problems))
         sgl, problems = self.sglang(), []
         with mock.patch.dict(os.environ, {envelope.ALLOW_PREBUILT_SGLANG: "1"}):
