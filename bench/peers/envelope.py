@@ -56,7 +56,8 @@ def parse_args(argv):
                        help="replaces the preset's list (see envelope_calls.Grid.from_settings)")
     p.add_argument("--gen-cu", help="CUDA source of the generator (topk codegen --generator)")
     p.add_argument("--peers", default=DEFAULT_PEERS,
-                   help=f"entries to time; `topk` is ours, `vllm` all its entry points [{DEFAULT_PEERS}]")
+                   help="entries to time; `topk` is ours, `vllm` all its entry points "
+                   f"[{DEFAULT_PEERS}]")
     p.add_argument("--kit", default=".peers")
     p.add_argument("--reps", type=int, default=15, help="timed rounds per entry (median)")
     p.add_argument("--warmup", type=int, default=3)
@@ -217,7 +218,8 @@ def main(argv=None) -> int:
             call = next((c for c in calls if c.name == lost), None)
             if call is not None:
                 why = "the CUDA context was lost during this call (an earlier process; see its log)"
-                doc["calls"].append({"call": call.to_json(), "floor_ms": pb.floor_ms(call.valid_bytes),
+                doc["calls"].append({"call": call.to_json(),
+                                     "floor_ms": pb.floor_ms(call.valid_bytes),
                                      "peers": {p.name: {"status": "skipped", "error": why}
                                                for p in peers}})
             skip.add(lost)

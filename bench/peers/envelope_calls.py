@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from call_shapes import (KIB, MIB, Call, ShapeError, parse_size, terminal_window, trace_calls,
                          width_label)
@@ -67,7 +67,8 @@ class Grid:
         s = {k: v for k, v in settings.items() if v is not None and k != "set"}
         unknown = sorted(set(s) - SETTING_KEYS)
         if unknown:
-            raise ShapeError(f"unknown envelope setting(s) {unknown}; known: {sorted(SETTING_KEYS)}")
+            raise ShapeError(f"unknown envelope setting(s) {unknown}; "
+                             f"known: {sorted(SETTING_KEYS)}")
         changes: dict = {}
         if any(k.startswith("decode_") for k in s):
             batches = _ints(s.get("decode_batches"), DECODE_BATCHES, "decode_batches")
@@ -84,7 +85,8 @@ class Grid:
         if "prefill" in s:
             changes["prefill"] = _shapes(s["prefill"], "prefill")
         if "prefill_lengths" in s:
-            changes["prefill_modes"] = _modes(s["prefill_lengths"], PREFILL_MODES, "prefill_lengths")
+            changes["prefill_modes"] = _modes(s["prefill_lengths"], PREFILL_MODES,
+                                              "prefill_lengths")
         if "matrix" in s:
             changes["windows"] = _shapes(s["matrix"], "matrix")
         if "traces" in s:
@@ -295,7 +297,8 @@ def estimate_call_seconds(call: Call, reps: int, warmup: int, l2: int = 50 * MIB
     floor_ms = call.valid_bytes / FLOOR_BYTES_PER_S * 1e3
     verify_ms = e["verify_ms_fixed"] + call.dense_bytes / e["verify_bytes_per_s"] * 1e3
     selector_ms = max(e["replay_min_ms"], e["peer_x_floor"] * floor_ms)
-    torch_ms = max(e["replay_min_ms"], e["torch_x_floor"] * call.dense_bytes / FLOOR_BYTES_PER_S * 1e3)
+    torch_ms = max(e["replay_min_ms"],
+                   e["torch_x_floor"] * call.dense_bytes / FLOOR_BYTES_PER_S * 1e3)
     entries = ([(selector_ms, True)] * CHECKED_ENTRIES + [(torch_ms, True)]
                + [(e["replay_min_ms"], False), (max(e["replay_min_ms"], floor_ms), False)])
     total_ms = 0.0

@@ -182,7 +182,8 @@ def group_cell(g: dict | None) -> str:
 
 def ours_cell(r: dict) -> str:
     if r["ours_ms"] is not None:
-        return f"**{us(r['ours_ms'])}**" if r["ratio"] is not None and r["ratio"] <= 1 else us(r["ours_ms"])
+        won = r["ratio"] is not None and r["ratio"] <= 1
+        return f"**{us(r['ours_ms'])}**" if won else us(r["ours_ms"])
     return STATUS_CELLS.get(r["ours_status"], str(r["ours_status"]))
 
 
@@ -311,7 +312,8 @@ def svg(doc: dict) -> str:
         pts = [(xpos(i), ax.y(v * 1e3)) for i, v in enumerate(key_ms) if v and v * 1e3 >= lo]
         for px, py in pts:
             if shape == "circle":
-                out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="{size}" fill="{color}"{label_kw}/>')
+                out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="{size}" '
+                           f'fill="{color}"{label_kw}/>')
             elif shape == "square":
                 out.append(f'<rect x="{px - size:.1f}" y="{py - size:.1f}" width="{2 * size}" '
                            f'height="{2 * size}" fill="none" stroke="{color}" stroke-width="1.5"/>')
@@ -376,7 +378,8 @@ def _panel_frame(out, ax, top, h, width, label, ticks):
         y = ax.y(v)
         out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{width - RIGHT}" y2="{y:.1f}" '
                    'stroke="#e4e4e4"/>')
-        out.append(f'<text x="{LEFT - 4}" y="{y + 4:.1f}" text-anchor="end">{_tick_label(v)}</text>')
+        out.append(f'<text x="{LEFT - 4}" y="{y + 4:.1f}" text-anchor="end">'
+                   f'{_tick_label(v)}</text>')
     out.append(f'<text transform="translate(14,{top + h / 2:.0f}) rotate(-90)" '
                f'text-anchor="middle">{escape(label)}</text>')
 

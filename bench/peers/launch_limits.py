@@ -81,7 +81,8 @@ class LimitKernels:
         except GeneratorError:
             raise
         except Exception as e:  # noqa: BLE001 - the reason goes into the report
-            raise GeneratorError(f"compiling the limit kernels failed: {type(e).__name__}: {e}") from e
+            raise GeneratorError(
+                f"compiling the limit kernels failed: {type(e).__name__}: {e}") from e
         self._module = cupy.cuda.Module()
         self._module.load(cubin)
         self._empty = self._module.get_function(EMPTY_KERNEL)

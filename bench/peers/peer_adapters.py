@@ -258,7 +258,8 @@ class VllmEntry(Peer):
         if self.entry != "indexer":
             return {"decode": "top_k_per_row_decode (next_n 1, seqLens = lengths)",
                     "prefill": "top_k_per_row_prefill (rowStarts 0, rowEnds = lengths)"}[self.entry]
-        return self._routes.get((rows, width, k), "indexer_select (path named after the eager call)")
+        return self._routes.get((rows, width, k),
+                                "indexer_select (path named after the eager call)")
 
 
 def first_line(e: BaseException, limit: int = 400) -> str:

@@ -165,7 +165,8 @@ def lengths_tensor(call: Call, device) -> torch.Tensor:
     import torch
 
     lengths = call.lengths()
-    if len(lengths) != call.rows or (lengths and not 0 <= min(lengths) <= max(lengths) <= call.width):
+    in_range = not lengths or 0 <= min(lengths) <= max(lengths) <= call.width
+    if len(lengths) != call.rows or not in_range:
         raise GeneratorError(
             f"{call.name}: lengths must be {call.rows} values in [0, {call.width}], got "
             f"{len(lengths)} in [{min(lengths, default=0)}, {max(lengths, default=0)}]"

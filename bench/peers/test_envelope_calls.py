@@ -205,9 +205,11 @@ class EstimateTest(unittest.TestCase):
     def test_estimate_grows_with_reps_and_with_the_bytes(self):
         small = ec.decode_call(1, 32 * KIB, "full", 0)
         big = ec.prefill_call(16384, 32 * KIB, "causal")
-        self.assertLess(ec.estimate_call_seconds(small, 5, 3), ec.estimate_call_seconds(small, 30, 3))
+        self.assertLess(ec.estimate_call_seconds(small, 5, 3),
+                        ec.estimate_call_seconds(small, 30, 3))
         # a large call: few input copies, but slow replays of torch.topk
-        self.assertGreater(ec.estimate_call_seconds(big, 30, 3), ec.estimate_call_seconds(big, 5, 3))
+        self.assertGreater(ec.estimate_call_seconds(big, 30, 3),
+                           ec.estimate_call_seconds(big, 5, 3))
         total = ec.estimate_seconds([small, big], 15, 3)
         self.assertAlmostEqual(total, ec.ESTIMATE["process_start_s"]
                                + ec.estimate_call_seconds(small, 15, 3)

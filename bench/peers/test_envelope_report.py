@@ -32,14 +32,15 @@ def rec(name, ours, peers, kind="decode", floor=0.001, bare=0.004, empty=0.002, 
                        "empty": ok(empty)}}
 
 
+KIT = {"sglang_build": {"module": "/x/sgl_topk_v2_probed.so", "baked_c8_occ2": 30,
+                        "baked_c16_occ1": 7, "rebuilt_on_target": True},
+       "vllm": {"version": "0.33.0"}}
+
+
 def doc_of(records, not_run=()):
     doc = {"schema": er.SCHEMA, "meta": {"profile": "indexer", "k": 2048, "gpu": "H200",
                                          "date": "today", "topk_version": "0.1",
-                                         "kit": {"sglang_build": {"module": "/x/sgl_topk_v2_probed.so",
-                                                                  "baked_c8_occ2": 30,
-                                                                  "baked_c16_occ1": 7,
-                                                                  "rebuilt_on_target": True},
-                                                 "vllm": {"version": "0.33.0"}}},
+                                         "kit": KIT},
            "calls": records, "not_run": list(not_run), "problems": []}
     doc["report"] = er.build_report(doc)
     return doc
