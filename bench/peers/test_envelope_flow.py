@@ -209,6 +209,21 @@ class AdapterTest(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, "torch is not installed")
+class LengthsTensorTest(unittest.TestCase):
+    def test_the_generator_gets_the_calls_own_lengths_and_refuses_impossible_ones(self):
+        from call_shapes import Call
+        from envelope_calls import spec_call
+        from score_generator import GeneratorError, lengths_tensor
+
+        c = spec_call(4, 3, 4096, "rand", seed=0)
+        t = lengths_tensor(c, "cpu")
+        self.assertEqual(t.dtype, torch.int32)
+        self.assertEqual(t.tolist(), c.lengths())
+        with self.assertRaisesRegex(GeneratorError, r"in \[0, 10\]"):
+            lengths_tensor(Call("w", 3, 10, 9, 0), "cpu")  # 9, 10, 11: past the width
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
 class LimitsTest(unittest.TestCase):
     def test_empty_kernel_and_bare_read_are_timed_and_the_read_is_checked(self):
         from launch_limits import measure_limits
