@@ -247,12 +247,12 @@ class VllmEntry(Peer):
         return fn(scores, lengths, k, max_seq_len=self._max_len[key])
 
     def _describe(self, scores, k, max_len):
+        """The path of this call (it depends on max_seq_len too), named for route()."""
         key = (scores.shape[0], scores.shape[1], k)
-        if key not in self._routes:
-            try:
-                self._routes[key] = self.module.describe("indexer", scores, k, max_len)
-            except Exception as e:  # noqa: BLE001 - the route is informative only
-                self._routes[key] = f"unknown ({type(e).__name__}: {first_line(e)})"
+        try:
+            self._routes[key] = self.module.describe("indexer", scores, k, max_len)
+        except Exception as e:  # noqa: BLE001 - the route is informative only
+            self._routes[key] = f"unknown ({type(e).__name__}: {first_line(e)})"
 
     def route(self, rows, width, k):
         if self.entry != "indexer":
