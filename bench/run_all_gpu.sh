@@ -11,11 +11,14 @@
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
 # SKIP="traces ablations". Steps: gpu_exact gpu_policy gpu_sharded data_generator_gpu matrix-indexer
 # matrix-iid traces margins ablations kvsplit views phases lone-pass short-rows few-rows-indexer
-# few-rows-iid few-rows-mappings few-rows-peers-indexer few-rows-peers-iid cp-indexer cp-iid.
+# few-rows-iid few-rows-mappings few-rows-peers-indexer few-rows-peers-iid envelope-indexer
+# envelope-iid cp-indexer cp-iid. The envelope steps also need .wheel/ (scripts/python-wheel.sh)
+# and write $OUT/envelope/.
 #
 # Measured step times on one H200: gpu_exact ~110 s, gpu_sharded ~15 s, data_generator_gpu 3 s,
 # each matrix with the peers ~50 s, both traces with the peers ~185-210 s, views ~60 s, each
-# few-rows-peers ~25 s, each cp step 5-10 s; the whole list
+# few-rows-peers ~25 s, each envelope step about 4-5 min (estimated; the first one also rebuilds
+# SGLang's module, about a minute), each cp step 5-10 s; the whole list
 # runs well over ten minutes, so on a time-limited machine run it in two halves with SKIP.
 set -uo pipefail
 OUT=${OUT:-./out}
@@ -93,6 +96,10 @@ for profile in indexer iid; do
     SHAPES="$FEW_SHAPES" REPS="${REPS:-10}" STEP_TIMEOUT=120 bash bench/run_gpu_bench.sh \
     && cp "$OUT/runs/few-rows-$profile/bench.md" "$OUT/few-rows/few-rows-peers-$profile.md" \
     && cp "$OUT/runs/few-rows-$profile/bench.json" "$OUT/few-rows/few-rows-peers-$profile.json"
+done
+# The serving envelope (decode, speculative decode, prefill, matrix corners) against every peer.
+for profile in indexer iid; do
+  step "envelope-$profile" env OUT="$OUT/envelope" PROFILES="$profile" bash bench/envelope.sh
 done
 for profile in indexer iid; do
   # Every device of the machine: 1, 2, 4 and 8 ranks where there are that many.

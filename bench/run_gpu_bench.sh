@@ -11,8 +11,9 @@
 # Settings (environment):
 #   SHAPES   space-separated sets: matrix | trace245 | trace430 | custom:MxN[,MxN...]  [matrix]
 #   PROFILE  generator profile [indexer]      K [2048]      SEED [0]      REPS timed rounds [30]
-#   PEERS    comma-separated [torch,flashinfer,sglang]; each runs in its own process, so a peer
-#            that breaks the CUDA context cannot take the others down
+#   PEERS    comma-separated [torch,flashinfer,sglang]; also vllm (its three entry points, from
+#            $KIT/vllm/); each runs in its own process, so a peer that breaks the CUDA context
+#            cannot take the others down
 #   GEN_CU   generator source to use (default: .gpu/gen.cu when carried, else `$TOPK codegen
 #            --generator`)
 #   OURS=0   skip our runs (peers only)      CHECK_ONLY=1 stop after the checks

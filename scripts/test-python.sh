@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's tests: builds and installs `pip install ./topk-python` into a fresh
 # virtualenv (.dev/pytest-venv, git-ignored), with NumPy, pytest and PyTorch from PyPI, then runs
-# pytest on topk-python/tests. PyTorch is pinned to the version of the GPU host the CUDA path is
+# pytest on bench/peers and topk-python/tests. PyTorch is pinned to the version of the GPU host the CUDA path is
 # measured on (TOPK_TEST_TORCH_VERSION picks another); PyPI's build is the CUDA one (about 5 GB
 # installed; it runs on the CPU too); TOPK_TEST_TORCH=0 leaves it out, and its tests then skip.
 # The GPU tests skip without a GPU.
@@ -18,6 +18,9 @@ if [[ "${TOPK_TEST_TORCH:-1}" != 0 ]]; then
   "${pip[@]}" install -q "torch==${TOPK_TEST_TORCH_VERSION:-2.11.0}"
 fi
 "${pip[@]}" install ./topk-python
+# The benchmark harness's own tests (bench/peers: call lists, reports, the per-call flow with
+# torch on the CPU and CUDA stand-ins); they need no GPU.
+"$venv"/bin/python -m pytest -p no:cacheprovider -q bench/peers
 # From outside the source tree, so the installed package is the one imported.
 cd topk-python/tests
 ../../"$venv"/bin/python -m pytest -p no:cacheprovider -ra .

@@ -1,14 +1,17 @@
 """The calls a benchmark run makes: operator matrix, framework traces, custom shapes.
 
-Every call is a block of `rows` consecutive score rows of width `width` whose lengths grow by
+Every call is a block of `rows` score rows of width `width`. By default their lengths grow by
 one per row: row r has length `first_length + r`. Terminal causal windows (operator matrix,
-custom shapes) end at the width; trace calls end wherever the scheduler split the step.
+custom shapes) end at the width; trace calls end wherever the scheduler split the step. A call
+may instead carry an explicit per-row list (`row_lengths`: decode batches, speculative decode;
+see envelope_calls.py).
 
 Pure Python (no torch) so that the shell driver can list shapes on any machine.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import asdict, dataclass
 
@@ -36,9 +39,15 @@ class ShapeError(ValueError):
     """A shape list that cannot be benchmarked; the message says what to change."""
 
 
+# Row-length lists up to this many rows are written out in full in a call's JSON; longer ones
+# are summarized (count, min, max, sum, sha256) and regenerated from the call's rule.
+JSON_LENGTHS_MAX_ROWS = 1024
+
+
 @dataclass(frozen=True)
 class Call:
-    """One selector call: `rows` rows of width `width`, row r valid up to `first_length + r`."""
+    """One selector call: `rows` rows of width `width`, row r valid up to `first_length + r`,
+    or up to `row_lengths[r]` when the call carries an explicit list."""
 
     name: str
     rows: int
@@ -51,14 +60,29 @@ class Call:
     # Trace the call belongs to (None for matrix and custom shapes) and its index there.
     trace: str | None = None
     index: int = 0
+    # Explicit length of every row (None: the rule first_length + r). first_length is then the
+    # first row's length, kept so that tools reading only first_length see a valid number.
+    row_lengths: tuple | None = None
+    # What the call stands for: window (terminal causal window), trace, decode, spec, prefill.
+    kind: str = "window"
+    # How the lengths were made, in words (e.g. "uniform in [N/2, N], seed 0").
+    lengths_rule: str = ""
+
+    def __post_init__(self):
+        if self.row_lengths is not None:
+            check_row_lengths(self.name, self.rows, self.width, self.row_lengths)
 
     @property
     def last_length(self) -> int:
+        if self.row_lengths is not None:
+            return self.row_lengths[-1]
         return self.first_length + self.rows - 1
 
     @property
     def valid_elements(self) -> int:
         """Sum of the row lengths: the scores a selector has to read at least once."""
+        if self.row_lengths is not None:
+            return sum(self.row_lengths)
         return self.rows * self.first_length + self.rows * (self.rows - 1) // 2
 
     @property
@@ -70,12 +94,37 @@ class Call:
         return SCORE_BYTES * self.rows * self.width
 
     def lengths(self) -> list[int]:
+        if self.row_lengths is not None:
+            return list(self.row_lengths)
         return [self.first_length + r for r in range(self.rows)]
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["valid_bytes"] = self.valid_bytes
+        if self.row_lengths is None:
+            del d["row_lengths"]
+        else:
+            d["row_lengths"] = lengths_summary(self.row_lengths)
         return d
+
+
+def check_row_lengths(name: str, rows: int, width: int, lengths) -> None:
+    """Raises ShapeError unless `lengths` has one integer in [0, width] per row."""
+    if len(lengths) != rows:
+        raise ShapeError(f"call {name}: {len(lengths)} row lengths for {rows} rows")
+    bad = [x for x in lengths if not isinstance(x, int) or not 0 <= x <= width]
+    if bad:
+        raise ShapeError(f"call {name}: row length {bad[0]!r} outside [0, {width}]")
+
+
+def lengths_summary(lengths) -> dict:
+    """The JSON form of a length list: the list itself when short, always its statistics."""
+    digest = hashlib.sha256(",".join(map(str, lengths)).encode()).hexdigest()
+    out = {"count": len(lengths), "min": min(lengths), "max": max(lengths), "sum": sum(lengths),
+           "sha256": digest}
+    if len(lengths) <= JSON_LENGTHS_MAX_ROWS:
+        out["values"] = list(lengths)
+    return out
 
 
 def width_label(n: int) -> str:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import math
 import statistics
 
-import torch
+try:
+    import torch
+except ImportError:  # input_copies and replays_per_round (run-time estimates) need no torch
+    torch = None
 
 L2_FALLBACK_BYTES = 50 * 1024 * 1024  # H200
 ROTATE_BELOW_L2_MULTIPLE = 3
@@ -32,6 +35,14 @@ def input_copies(input_bytes: int, l2: int) -> int:
     if input_bytes >= span:
         return 1
     return min(MAX_INPUT_COPIES, math.ceil(span / max(1, input_bytes)))
+
+
+def replays_per_round(estimate_ms: float, copies: int) -> int:
+    """Replays in one timed round: whole passes over the copies lasting about ROUND_TARGET_MS,
+    at most MAX_REPLAYS_PER_ROUND (rounded down to whole passes), at least one pass."""
+    n = copies
+    passes = max(1, math.ceil(ROUND_TARGET_MS / max(estimate_ms * n, 1e-4)))
+    return min(n * passes, max(n, MAX_REPLAYS_PER_ROUND - MAX_REPLAYS_PER_ROUND % n))
 
 
 class Replayer:
@@ -84,9 +95,7 @@ def time_replays(replayer: Replayer, rounds: int, warmup: int) -> dict:
         replayer.replay(i)
     end.record()
     end.synchronize()
-    estimate = start.elapsed_time(end) / n
-    passes = max(1, math.ceil(ROUND_TARGET_MS / max(estimate * n, 1e-4)))
-    per_round = min(n * passes, max(n, MAX_REPLAYS_PER_ROUND - MAX_REPLAYS_PER_ROUND % n))
+    per_round = replays_per_round(start.elapsed_time(end) / n, n)
     times = []
     for _ in range(rounds):
         start.record()

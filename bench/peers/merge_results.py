@@ -179,7 +179,7 @@ def merge(peer_docs: list, topk_results: dict) -> dict:
         if ours["status"] != "ok":
             problems.append(f"{name} ours: {ours['status']}: {ours.get('error', '')}")
         for peer, e in rec["peers"].items():
-            if e.get("status") not in ("ok", "unavailable"):
+            if e.get("status") not in ("ok", "unavailable", "not_applicable"):
                 why = e.get("error") or e.get("detail") or ""
                 problems.append(f"{name} {peer}: {e.get('status')}: {why}")
         ours_ms = ours["median_ms"] if ours["status"] == "ok" else None
@@ -255,7 +255,7 @@ def _ms(entry: dict) -> str:
         return f"{entry['median_ms']:.3f}{mark}"
     return {"inexact": "inexact", "error": "error", "unavailable": "n/a", "missing": "—",
             "skipped": "skipped", "mismatch": "mismatch", "incomplete": "incomplete",
-            "unverified": "unverified"}.get(
+            "unverified": "unverified", "not_applicable": "-"}.get(
         status, str(status))
 
 

@@ -9,6 +9,17 @@
 - topk: this project's Python package (`topk.select`, eager, on the current stream), timed in
   the same process and on the same tensors as the peers; install the wheel from
   `scripts/python-wheel.sh` first. Its numbers include what the Python API adds over a launch.
+  With `selector_in_graphs` (the envelope benchmark) the eager call stays `topk.select` and the
+  captured call is a `topk.Selector` planned for the call's rows and width, as a serving engine
+  captures it.
+- vllm.indexer, vllm.decode, vllm.prefill: vLLM 0.33's entry points from the kit's `vllm/`
+  folder (`indexer_select`: what its sparse indexer runs; `decode_select`: top_k_per_row_decode,
+  run on decode and speculative-decode calls; `prefill_select`: top_k_per_row_prefill, run on
+  prefill chunks, windows and trace calls), already in the contract. The indexer entry gets
+  `max_seq_len` = the batch's longest row, read in the eager call as vLLM computes it on the
+  host. vLLM returns one cached output buffer per shape, so the graphs of all input copies
+  write the same tensor; the copies hold the same scores, so each copy's check still checks
+  the output of a replay on exactly those scores.
 
 A peer that cannot be loaded keeps its error and is reported on every shape.
 """
@@ -25,7 +36,16 @@ import sys
 
 import torch
 
-PEER_NAMES = ("torch", "flashinfer", "sglang", "topk")
+PEER_NAMES = ("torch", "flashinfer", "sglang", "topk", "vllm")
+# vLLM entry point -> (function of vllm_peer.py, call kinds (call_shapes.Call.kind) vLLM uses it
+# for; None: every call).
+VLLM_ENTRIES = {
+    "indexer": ("indexer_select", None),
+    "decode": ("decode_select", ("decode", "spec")),
+    "prefill": ("prefill_select", ("prefill", "window", "trace")),
+}
+VLLM_DIR = "vllm"
+VLLM_SCRIPT = "vllm_peer.py"
 TVM_FFI_WHEEL = "apache_tvm_ffi-*.whl"
 DEFAULT_TVM_FFI_TARGET = "/tmp/tvmffi"
 
@@ -51,6 +71,11 @@ class Peer:
     def route(self, rows: int, width: int, k: int) -> str:
         """Which kernel path the peer takes; may be called while a graph is being captured."""
         return ""
+
+    def not_applicable(self, call) -> str | None:
+        """Why the peer does not run this call (None: it does). An entry point that a framework
+        uses only for some kinds of calls says so here."""
+        return None
 
 
 class TorchTopK(Peer):
@@ -142,9 +167,13 @@ class TopkPython(Peer):
 
     name = "topk"
 
-    def __init__(self):
+    def __init__(self, selector_in_graphs: bool = False):
         super().__init__()
         self._routes: dict = {}
+        self.selector_in_graphs = selector_in_graphs
+        # (rows, width, k, device) -> Selector of the call being run; one kept at a time.
+        self._selector_key = None
+        self._selector = None
         try:
             import topk
 
@@ -155,17 +184,82 @@ class TopkPython(Peer):
             self.error = f"import topk failed (install the wheel of scripts/python-wheel.sh): {first_line(e)}"
 
     def select(self, scores, lengths, k):
+        if self.selector_in_graphs:
+            selector = self.selector(scores.shape[0], scores.shape[1], k, scores.device.index)
+            if torch.cuda.is_current_stream_capturing():
+                return selector(scores, lengths)
         return self.topk.select(scores, k, lengths)
+
+    def selector(self, rows, width, k, device=None):
+        """The Selector planned for this call (planned here, outside any capture, on the first
+        eager call of the shape)."""
+        device = torch.cuda.current_device() if device is None else device
+        key = (rows, width, k, device)
+        if self._selector_key != key:
+            self._selector = None  # its workspace is freed before the next one is planned
+            self._selector = self.topk.Selector(k, rows, width, device=device)
+            self._selector_key = key
+        return self._selector
 
     def route(self, rows, width, k):
         key = (rows, width, k)
         if key not in self._routes:
             try:
-                sel = self.topk.Selector(k, rows, width, device=torch.cuda.current_device())
+                if self.selector_in_graphs:
+                    sel = self.selector(rows, width, k)
+                else:
+                    sel = self.topk.Selector(k, rows, width, device=torch.cuda.current_device())
                 self._routes[key] = f"{sel.family}: {sel.spec}"
             except Exception as e:  # noqa: BLE001
                 self._routes[key] = f"unknown ({type(e).__name__}: {first_line(e)})"
         return self._routes[key]
+
+
+class VllmEntry(Peer):
+    """One of vLLM's entry points (VLLM_ENTRIES); `module` is the kit's vllm_peer.py."""
+
+    def __init__(self, entry: str, module, error: str | None):
+        super().__init__()
+        if entry not in VLLM_ENTRIES:
+            raise ValueError(f"unknown vLLM entry {entry!r}; known: {', '.join(VLLM_ENTRIES)}")
+        self.entry = entry
+        self.name = f"vllm.{entry}"
+        self.function, self.kinds = VLLM_ENTRIES[entry]
+        self.module = module
+        self.error = error
+        self._max_len: dict = {}
+        self._routes: dict = {}
+
+    def not_applicable(self, call):
+        if self.kinds is None or call.kind in self.kinds:
+            return None
+        return f"vLLM runs {self.function} on {', '.join(self.kinds)} calls, not on {call.kind}"
+
+    def select(self, scores, lengths, k):
+        fn = getattr(self.module, self.function)
+        if self.entry != "indexer":
+            return fn(scores, lengths, k)
+        key = (lengths.data_ptr(), lengths.numel())
+        if not torch.cuda.is_current_stream_capturing():
+            # vLLM's host-side "max context length in the batch"; the eager call comes first.
+            self._max_len[key] = int(lengths.max())
+            self._describe(scores, k, self._max_len[key])
+        return fn(scores, lengths, k, max_seq_len=self._max_len[key])
+
+    def _describe(self, scores, k, max_len):
+        """The path of this call (it depends on max_seq_len too), named for route()."""
+        key = (scores.shape[0], scores.shape[1], k)
+        try:
+            self._routes[key] = self.module.describe("indexer", scores, k, max_len)
+        except Exception as e:  # noqa: BLE001 - the route is informative only
+            self._routes[key] = f"unknown ({type(e).__name__}: {first_line(e)})"
+
+    def route(self, rows, width, k):
+        if self.entry != "indexer":
+            return {"decode": "top_k_per_row_decode (next_n 1, seqLens = lengths)",
+                    "prefill": "top_k_per_row_prefill (rowStarts 0, rowEnds = lengths)"}[self.entry]
+        return self._routes.get((rows, width, k),
+                                "indexer_select (path named after the eager call)")
 
 
 def first_line(e: BaseException, limit: int = 400) -> str:
@@ -221,6 +315,28 @@ def load_kit(kit_dir: str):
     return module, None, info
 
 
+def sha256_file(path: str) -> str:
+    if not os.path.isfile(path):
+        return "missing"
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def sglang_build(kit_dir: str, module) -> dict:
+    """Which SGLang module the kit loads (SGL_TOPK_V2_SO) and the cluster constants it names:
+    the prebuilt one bakes C16_OCC1=0, the one rebuilt on the GPU the probed values."""
+    so = os.environ.get("SGL_TOPK_V2_SO", "sgl_topk_v2.so")
+    path = os.path.join(kit_dir, so)
+    return {
+        "module": os.path.abspath(path),
+        "sha256": sha256_file(path),
+        "baked_c8_occ2": getattr(module, "SGL_BAKED_C8_OCC2", None),
+        "baked_c16_occ1": getattr(module, "SGL_BAKED_C16_OCC1", None),
+        "rebuilt_on_target": os.path.basename(so) != "sgl_topk_v2.so",
+        "build_note": os.environ.get("SGL_BUILD_NOTE", ""),
+    }
+
+
 def kit_versions(kit_dir: str, module) -> dict:
     """Upstream versions named in the kit's docstring and hashes of its binaries."""
     doc = module.__doc__ or ""
@@ -229,40 +345,74 @@ def kit_versions(kit_dir: str, module) -> dict:
                          ("sglang", r"SGLang\s+([0-9][\w.]*)")):
         m = re.search(pattern, doc)
         out[f"{key}_version"] = m.group(1) if m else "unknown"
-    hashes = {}
-    for name in ("fi_topk.so", "sgl_topk_v2.so"):
-        path = os.path.join(kit_dir, name)
-        if os.path.isfile(path):
-            with open(path, "rb") as f:
-                hashes[name] = hashlib.sha256(f.read()).hexdigest()
-        else:
-            hashes[name] = "missing"
-    out["sha256"] = hashes
+    out["sha256"] = {name: sha256_file(os.path.join(kit_dir, name))
+                     for name in ("fi_topk.so", "sgl_topk_v2.so")}
+    out["sglang_build"] = sglang_build(kit_dir, module)
     out["dlpack_exchange_api"] = bool(getattr(module, "_HAS_EXCHANGE_API", False))
     return out
 
 
-def build_peers(names: list[str], kit_dir: str):
+def load_vllm(kit_dir: str):
+    """(vllm_peer module or None, error or None, info dict) from the kit's vllm/ folder."""
+    folder = os.path.join(kit_dir, VLLM_DIR)
+    script = os.path.join(folder, VLLM_SCRIPT)
+    info: dict = {"dir": os.path.abspath(folder)}
+    if not os.path.isfile(script):
+        return None, f"no {VLLM_DIR}/{VLLM_SCRIPT} in the kit folder {kit_dir!r}", info
+    try:
+        spec = importlib.util.spec_from_file_location("vllm_peer", script)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["vllm_peer"] = module
+        spec.loader.exec_module(module)
+        info["build_info"] = module.lib().vllm_topk_build_info().decode(errors="replace")
+    except Exception as e:  # noqa: BLE001
+        return None, f"loading vLLM's ops failed: {type(e).__name__}: {first_line(e)}", info
+    m = re.search(r"v?([0-9]+\.[0-9]+\.[0-9][\w.]*)", module.__doc__ or "")
+    info["version"] = m.group(1) if m else "unknown"
+    info["sha256"] = {os.path.basename(module.SO_PATH): sha256_file(module.SO_PATH)}
+    return module, None, info
+
+
+def expand_peer_names(names: list[str]) -> list[str]:
+    """`vllm` stands for all its entries (vllm.indexer, vllm.decode, vllm.prefill)."""
+    out = []
+    for n in names:
+        out += [f"vllm.{e}" for e in VLLM_ENTRIES] if n == "vllm" else [n]
+    return out
+
+
+def build_peers(names: list[str], kit_dir: str, selector_in_graphs: bool = False):
     """Peer objects in the order asked for, and the kit info (None when no kit peer asked)."""
-    unknown = [n for n in names if n not in PEER_NAMES]
+    names = expand_peer_names(names)
+    known = PEER_NAMES + tuple(f"vllm.{e}" for e in VLLM_ENTRIES)
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"unknown peer(s) {unknown}; known: {', '.join(PEER_NAMES)}")
+        raise ValueError(f"unknown peer(s) {unknown}; known: {', '.join(known)}")
     kit = kit_error = kit_info = None
-    if any(n not in ("torch", "topk") for n in names):
+    vllm = vllm_error = None
+    if any(n.startswith("vllm.") for n in names):
+        vllm, vllm_error, vllm_info = load_vllm(kit_dir)
+    if any(n in ("flashinfer", "sglang") for n in names):
         kit, kit_error, kit_info = load_kit(kit_dir)
         if kit is not None and "sglang" in names:
             try:
                 kit_info["sgl_constants"] = kit.check_sgl_constants()
             except Exception as e:  # noqa: BLE001
                 kit_info["sgl_constants"] = {"error": first_line(e)}
+    if vllm is not None or vllm_error is not None:
+        kit_info = dict(kit_info or {}, vllm=vllm_info)
+        if vllm_error:
+            kit_info["vllm"]["error"] = vllm_error
     peers = []
     for n in names:
         if n == "torch":
             peers.append(TorchTopK())
         elif n == "topk":
-            peers.append(TopkPython())
+            peers.append(TopkPython(selector_in_graphs))
         elif n == "flashinfer":
             peers.append(FlashInfer(kit, kit_error))
-        else:
+        elif n == "sglang":
             peers.append(SGLang(kit, kit_error))
+        else:
+            peers.append(VllmEntry(n.split(".", 1)[1], vllm, vllm_error))
     return peers, kit_info

@@ -83,7 +83,8 @@ def short_status(entry: dict) -> str:
         return s + ("*" if entry.get("timing_mode") == "eager" else "")
     if status == "inexact":
         return f"INEXACT({entry['verify']['bad_rows']})"
-    return {"error": "ERROR", "unavailable": "n/a", "skipped": "skipped"}.get(status, str(status))
+    return {"error": "ERROR", "unavailable": "n/a", "skipped": "skipped",
+            "not_applicable": "-"}.get(status, str(status))
 
 
 def best_exact(peers: dict):
@@ -99,6 +100,8 @@ def progress_line(rec: dict, peer_names: list) -> str:
         cell = f"{n} {short_status(e)}"
         if e.get("status") == "ok":
             cell += f" ({e['x_floor']:.2f}x)"
+        elif e.get("status") == "not_applicable":
+            continue
         elif e.get("status") in ("error", "skipped", "unavailable"):
             cell += f" [{e.get('stage', '')}: {e.get('error', '')}]"
         elif e.get("status") == "inexact":
@@ -281,9 +284,11 @@ def bench_peer(torch, peer, copies, lengths, call, args) -> dict:
     return res
 
 
-def run_call(torch, call, args, generator, peers) -> dict:
+def run_call(torch, call, args, generator, peers, extra=None) -> dict:
+    """One call: inputs generated and checked, then every peer on the same copies. `extra`,
+    when given, is called as extra(rec, copies, lengths) after the peers, on the same inputs."""
     from graph_timing import input_copies, l2_bytes
-    from score_generator import check_generated
+    from score_generator import check_generated, lengths_tensor
 
     rec = {"call": call.to_json(), "floor_ms": floor_ms(call.valid_bytes), "peers": {}}
     copies_n = input_copies(call.dense_bytes, l2_bytes())
@@ -296,8 +301,7 @@ def run_call(torch, call, args, generator, peers) -> dict:
             rec["peers"][p.name] = {"status": "skipped", "error": reason}
         return rec
     x = torch.empty((call.rows, call.width), dtype=torch.float32, device=DEVICE)
-    lengths = torch.arange(call.first_length, call.first_length + call.rows,
-                           dtype=torch.int32, device=DEVICE)
+    lengths = lengths_tensor(call, DEVICE)
     generator.fill(x, lengths, call, args.seed, args.profile, args.k)
     rec["data"] = check_generated(x, lengths, int(args.verify_chunk_gib * (1 << 30)))
     copies = [x] + [x.clone() for _ in range(copies_n - 1)]
@@ -306,8 +310,14 @@ def run_call(torch, call, args, generator, peers) -> dict:
         if not p.available:
             rec["peers"][p.name] = {"status": "unavailable", "error": p.error}
             continue
+        why_not = p.not_applicable(call)
+        if why_not:
+            rec["peers"][p.name] = {"status": "not_applicable", "error": why_not}
+            continue
         rec["peers"][p.name] = bench_peer(torch, p, copies, lengths, call, args)
         torch.cuda.empty_cache()
+    if extra is not None:
+        extra(rec, copies, lengths)
     del copies, x, lengths
     torch.cuda.empty_cache()
     return rec
@@ -387,7 +397,7 @@ def main(argv=None) -> int:
                 break
         doc["calls"].append(rec)
         for n, e in rec["peers"].items():
-            if e.get("status") not in ("ok", "unavailable"):
+            if e.get("status") not in ("ok", "unavailable", "not_applicable"):
                 doc["problems"].append(f"{call.name} {n}: {e.get('status')} "
                                        f"{e.get('stage', '')} {e.get('error') or e.get('detail')}")
         print(f"[{i + 1}/{len(calls)}] {progress_line(rec, names)}", flush=True)

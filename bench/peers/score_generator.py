@@ -158,6 +158,22 @@ class ScoreGenerator:
         torch.cuda.synchronize(out.device)
 
 
+def lengths_tensor(call: Call, device) -> torch.Tensor:
+    """The call's row lengths (`Call.lengths()`: the window rule or the explicit list) as the
+    int32 tensor `fill` and the selectors take. The generator writes the profile value below
+    each row's length and -inf from there to the width, so explicit lists need nothing more."""
+    import torch
+
+    lengths = call.lengths()
+    in_range = not lengths or 0 <= min(lengths) <= max(lengths) <= call.width
+    if len(lengths) != call.rows or not in_range:
+        raise GeneratorError(
+            f"{call.name}: lengths must be {call.rows} values in [0, {call.width}], got "
+            f"{len(lengths)} in [{min(lengths, default=0)}, {max(lengths, default=0)}]"
+        )
+    return torch.tensor(lengths, dtype=torch.int32, device=device)
+
+
 def compile_cubin(source: str, options: tuple) -> tuple:
     """(CUBIN bytes, NVRTC version) through cupy's NVRTC binding, with exactly `options`."""
     from cupy_backends.cuda.libs import nvrtc
