@@ -665,7 +665,8 @@ fn bad_windows_and_transforms_raise_status_bits() {
 /// synccheck): on each family `TOPK_SANITIZE_MAPS` names (comma-separated `persistent`,
 /// `rowlocal`, `kvsplit`, `cluster`, `staged`; all when unset), three interfaces that together
 /// use every part of the call interface, on a few short rows of two row families, each output
-/// checked against the CPU as above.
+/// checked against the CPU as above. With `TOPK_SANITIZE_QUICK` set, the first two interfaces
+/// (which use every part between them) on one row family, for the slower tools.
 #[test]
 #[ignore = "needs a GPU: run with --ignored on a GPU host (bench/sanitize.sh runs it)"]
 fn sanitizer_workload() {
@@ -705,17 +706,23 @@ fn sanitizer_workload() {
             ..Io::DEFAULT
         },
     ];
+    let quick = std::env::var_os("TOPK_SANITIZE_QUICK").is_some();
+    let row_families = [
+        call_support::Family::TiesAtRankK,
+        call_support::Family::Specials,
+    ];
+    let (interfaces, row_families) = match quick {
+        true => (&interfaces[..2], &row_families[..1]),
+        false => (&interfaces[..], &row_families[..]),
+    };
     let mut ran = 0;
     for family in families(k as u32).into_iter().filter(wanted) {
-        for io in interfaces {
+        for &io in interfaces {
             let spec = Spec { io, ..family };
             let mut request = PlanRequest::new(spec.k, rows as u32, WIDTH as u32).with_spec(spec);
             request.pitch = PITCH as u64;
             let mut sel = CudaSelector::new(&gpu, request).unwrap();
-            for rows_family in [
-                call_support::Family::TiesAtRankK,
-                call_support::Family::Specials,
-            ] {
+            for &rows_family in row_families {
                 let mut data = vec![f32::NAN; rows * PITCH];
                 for r in 0..rows {
                     let values = row::<f32>(rows_family, &mut rng, WIDTH, k);
