@@ -330,15 +330,11 @@ fn nan_inside_a_window_is_reported_and_outside_never_read() {
     let rows = lens.len();
     let mut rng = Rng::new(12);
     let mut data: Vec<f32> = (0..rows * PITCH).map(|_| rng.unit()).collect();
+    // Values, relative windows and offsets: a spec the test above compiles.
+    let io = interfaces()[4];
+    assert!(io.values && io.rows == Rows::Window { relative: true });
     for base in families(k as u32) {
-        let spec = Spec {
-            io: Io {
-                values: true,
-                rows: Rows::Window { relative: true },
-                ..Io::DEFAULT
-            },
-            ..base
-        };
+        let spec = Spec { io, ..base };
         let arrays = inputs(&mut rng, &lens, WIDTH, 1, false);
         let call = arrays.io(&spec);
         let mut request = PlanRequest::new(spec.k, rows as u32, WIDTH as u32).with_spec(spec);
@@ -537,114 +533,156 @@ fn graph_replays_follow_new_windows_and_offsets() {
     }
 }
 
+/// The device buffers of `arrays` for a call of `spec`, with `values` as the values output.
+struct Uploaded {
+    arrays: Vec<cudarc::driver::CudaSlice<i32>>,
+}
+
+impl Uploaded {
+    fn new(gpu: &Gpu, arrays: &CallInputs) -> Uploaded {
+        let s = gpu.stream();
+        let up = |v: &[i32]| {
+            s.clone_htod(if v.is_empty() { &[0][..] } else { v })
+                .unwrap()
+        };
+        Uploaded {
+            arrays: vec![
+                up(&arrays.starts),
+                up(&arrays.ends),
+                up(&arrays.seq_lens),
+                up(&arrays.offsets),
+                up(&arrays.table),
+            ],
+        }
+    }
+
+    fn buffers(&self, gpu: &Gpu, spec: &Spec, arrays: &CallInputs, values: u64) -> CallBuffers {
+        use cudarc::driver::DevicePtr;
+        let ptr = |i: usize| self.arrays[i].device_ptr(gpu.stream()).0;
+        CallBuffers {
+            rows: match spec.io.rows {
+                Rows::Lengths => DeviceRows::Lengths,
+                Rows::Window { .. } => DeviceRows::Window {
+                    starts: ptr(0),
+                    ends: ptr(1),
+                },
+                Rows::Decode => DeviceRows::Decode {
+                    seq_lens: ptr(2),
+                    next_n: arrays.next_n,
+                },
+            },
+            transform: match spec.io.transform {
+                Transform::None => DeviceTransform::None,
+                Transform::Offset => DeviceTransform::Offset { offsets: ptr(3) },
+                Transform::Paged => DeviceTransform::Paged {
+                    table: ptr(4),
+                    columns: arrays.table_columns as u32,
+                    pitch: arrays.table_pitch as u64,
+                    page_size: arrays.page_size,
+                },
+            },
+            values: if spec.io.values { values } else { 0 },
+        }
+    }
+}
+
+/// The status bits of one call of `spec` on `arrays` (which the host API would reject), launched
+/// on the device as they are.
+fn device_status(gpu: &Gpu, spec: Spec, data: &[f32], arrays: &CallInputs) -> u32 {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    let (k, rows) = (spec.k as usize, arrays.lengths.len());
+    let stream = gpu.stream().clone();
+    let plan = Plan::new(
+        gpu,
+        PlanRequest::new(spec.k, rows as u32, WIDTH as u32).with_spec(spec),
+    )
+    .unwrap();
+    let mut ws = Workspace::new(&plan, &stream).unwrap();
+    let d_scores = stream.clone_htod(data).unwrap();
+    let d_lengths = stream.clone_htod(&arrays.lengths).unwrap();
+    let d_live = stream.clone_htod(&[rows as i32]).unwrap();
+    let mut d_out = stream.alloc_zeros::<i32>(rows * k).unwrap();
+    let mut d_values = stream.alloc_zeros::<f32>(rows * k).unwrap();
+    let uploaded = Uploaded::new(gpu, arrays);
+    let values = d_values.device_ptr_mut(&stream).0;
+    let call = uploaded.buffers(gpu, &spec, arrays, values);
+    let raw = RawBuffers {
+        scores: d_scores.device_ptr(&stream).0,
+        lengths: d_lengths.device_ptr(&stream).0,
+        live_rows: d_live.device_ptr(&stream).0,
+        out: d_out.device_ptr_mut(&stream).0,
+        row_info: 0,
+    };
+    let shape = CallShape::of_plan(&plan);
+    unsafe { plan.launch_call_with(&stream, shape, raw, &call, &mut ws) }.unwrap();
+    ws.status(&stream).unwrap()
+}
+
 /// Windows and transforms the host would reject, written on the device, raise the status bits
 /// (BAD_LENGTH for a window outside the row, BAD_TRANSFORM for an offset range or a page table
 /// that cannot write a row's indices, and for a used page entry that is negative); the host
-/// API names the row of a bad page entry.
+/// API names the row of a bad page entry. Specs the first test compiles.
 #[test]
 #[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn bad_windows_and_transforms_raise_status_bits() {
-    use cudarc::driver::{DevicePtr, DevicePtrMut};
     let gpu = gpu();
-    let (k, rows) = (64usize, 4usize);
+    let k = 64usize;
+    // Six full rows: two decode groups of next_n = 3.
+    let lens = [WIDTH; 6];
+    let rows = lens.len();
     let mut rng = Rng::new(14);
     let data: Vec<f32> = (0..rows * WIDTH).map(|_| rng.unit()).collect();
+    let (windows, decode_paged) = (interfaces()[4], interfaces()[6]);
+    assert_eq!(windows.transform, Transform::Offset);
+    assert_eq!(decode_paged.rows, Rows::Decode);
     for base in families(k as u32) {
-        let stream = gpu.stream().clone();
-        let run = |io: Io, buffers: &dyn Fn(&cudarc::driver::CudaStream) -> CallBuffers| -> u32 {
-            let spec = Spec { io, ..base };
-            let plan = Plan::new(
-                &gpu,
-                PlanRequest::new(k as u32, rows as u32, WIDTH as u32).with_spec(spec),
-            )
-            .unwrap();
-            let mut ws = Workspace::new(&plan, &stream).unwrap();
-            let d_scores = stream.clone_htod(&data).unwrap();
-            let d_lengths = stream.clone_htod(&[WIDTH as i32; 4]).unwrap();
-            let d_live = stream.clone_htod(&[rows as i32]).unwrap();
-            let mut d_out = stream.alloc_zeros::<i32>(rows * k).unwrap();
-            let mut d_values = stream.alloc_zeros::<f32>(rows * k).unwrap();
-            let mut call = buffers(&stream);
-            if spec.io.values {
-                call.values = d_values.device_ptr_mut(&stream).0;
-            }
-            let raw = RawBuffers {
-                scores: d_scores.device_ptr(&stream).0,
-                lengths: d_lengths.device_ptr(&stream).0,
-                live_rows: d_live.device_ptr(&stream).0,
-                out: d_out.device_ptr_mut(&stream).0,
-                row_info: 0,
-            };
-            let shape = CallShape::of_plan(&plan);
-            unsafe { plan.launch_call_with(&stream, shape, raw, &call, &mut ws) }.unwrap();
-            ws.status(&stream).unwrap()
+        let fresh = |rng: &mut Rng| {
+            let mut arrays = inputs(rng, &lens, WIDTH, 3, false);
+            arrays.offsets.fill(0);
+            arrays
         };
         // Row 1's window ends past the row; row 3's ends before it starts.
-        let starts = stream.clone_htod(&[0, 10, 5, 30]).unwrap();
-        let ends = stream
-            .clone_htod(&[WIDTH as i32, WIDTH as i32 + 1, 900, 29])
-            .unwrap();
-        let window = Io {
-            rows: Rows::Window { relative: true },
-            ..Io::DEFAULT
+        let spec = Spec {
+            io: windows,
+            ..base
         };
-        let bits = run(window, &|s| CallBuffers {
-            rows: DeviceRows::Window {
-                starts: starts.device_ptr(s).0,
-                ends: ends.device_ptr(s).0,
-            },
-            ..CallBuffers::PLAIN
-        });
-        assert_eq!(bits, status::BAD_LENGTH, "{base}: windows");
+        let mut arrays = fresh(&mut rng);
+        let w = WIDTH as i32;
+        arrays.starts = vec![0, 10, 5, 30, 0, 0];
+        arrays.ends = vec![w, w + 1, 900, 29, w, w];
+        let bits = device_status(&gpu, spec, &data, &arrays);
+        assert_eq!(bits, status::BAD_LENGTH, "{spec}: windows");
         // Row 2's offset makes its last index overflow int32.
-        let offsets = stream.clone_htod(&[0, 5, i32::MAX - 100, 0]).unwrap();
-        let offset = Io {
-            transform: Transform::Offset,
-            ..Io::DEFAULT
+        let mut arrays = fresh(&mut rng);
+        arrays.offsets = vec![0, 5, i32::MAX - 100, 0, 0, 0];
+        let bits = device_status(&gpu, spec, &data, &arrays);
+        assert_eq!(bits, status::BAD_TRANSFORM, "{spec}: offsets");
+        // Too few pages for the rows, then a negative entry in every page.
+        let spec = Spec {
+            io: decode_paged,
+            ..base
         };
-        let bits = run(offset, &|s| CallBuffers {
-            transform: DeviceTransform::Offset {
-                offsets: offsets.device_ptr(s).0,
-            },
-            ..CallBuffers::PLAIN
-        });
-        assert_eq!(bits, status::BAD_TRANSFORM, "{base}: offsets");
-        // Too few pages for a full row, then a negative entry in every page.
-        let columns = WIDTH.div_ceil(3);
-        let short_table = stream.clone_htod(&vec![1i32; columns - 1]).unwrap();
-        let negative = stream.clone_htod(&vec![-1i32; columns]).unwrap();
-        let paged = Io {
-            transform: Transform::Paged,
-            values: true,
-            ..Io::DEFAULT
-        };
-        for (table, cols) in [(&short_table, columns - 1), (&negative, columns)] {
-            let bits = run(paged, &|s| CallBuffers {
-                transform: DeviceTransform::Paged {
-                    table: table.device_ptr(s).0,
-                    columns: cols as u32,
-                    pitch: 0,
-                    page_size: 3,
-                },
-                ..CallBuffers::PLAIN
-            });
-            assert_eq!(bits, status::BAD_TRANSFORM, "{base}: page table of {cols}");
-        }
+        let mut arrays = fresh(&mut rng);
+        arrays.table_columns -= 1;
+        arrays.table_pitch = arrays.table_columns;
+        let bits = device_status(&gpu, spec, &data, &arrays);
+        assert_eq!(
+            bits,
+            status::BAD_TRANSFORM,
+            "{spec}: a page table too narrow"
+        );
+        let mut arrays = fresh(&mut rng);
+        arrays.table.fill(-1);
+        let bits = device_status(&gpu, spec, &data, &arrays);
+        assert_eq!(bits, status::BAD_TRANSFORM, "{spec}: negative pages");
     }
     // The host API: the ranges are checked before launching, a bad used entry after.
-    let base = families(k as u32)[0];
     let spec = Spec {
-        io: Io {
-            transform: Transform::Paged,
-            ..Io::DEFAULT
-        },
-        ..base
+        io: decode_paged,
+        ..families(k as u32)[0]
     };
-    let lens = [WIDTH; 4];
     let mut arrays = inputs(&mut rng, &lens, WIDTH, 3, true);
-    for entry in arrays.table.iter_mut() {
-        *entry = -5;
-    }
+    arrays.table.fill(-5);
     let call = arrays.io(&spec);
     let scores = ScoreRows {
         data: &data,
@@ -658,8 +696,14 @@ fn bad_windows_and_transforms_raise_status_bits() {
     )
     .unwrap();
     let mut out = vec![0; rows * k];
+    let mut values = vec![0f32; rows * k];
+    let out = CallOut {
+        indices: &mut out,
+        pitch: k,
+        values: Some(&mut values),
+    };
     let err = sel
-        .select_call(&scores, &call, CallOut::indices(&mut out, k), false)
+        .select_call(&scores, &call, out, false)
         .unwrap_err()
         .to_string();
     assert!(
@@ -693,26 +737,11 @@ fn sanitizer_workload() {
     let (k, rows) = (64usize, 9usize);
     let lens = lens(k);
     let mut rng = Rng::new(15);
-    let interfaces = [
-        Io {
-            values: true,
-            order: Order::Sorted,
-            ties: Ties::Lowest,
-            rows: Rows::Window { relative: false },
-            transform: Transform::Paged,
-        },
-        Io {
-            values: true,
-            rows: Rows::Decode,
-            transform: Transform::Offset,
-            ..Io::DEFAULT
-        },
-        Io {
-            ties: Ties::Lowest,
-            rows: Rows::Window { relative: true },
-            ..Io::DEFAULT
-        },
-    ];
+    // Specs the first test compiles: sorted lowest ties through a page table on absolute
+    // windows; values with offsets on relative windows; values through a page table on decode
+    // rows.
+    let all = interfaces();
+    let interfaces = [all[5], all[4], all[6]];
     let quick = std::env::var_os("TOPK_SANITIZE_QUICK").is_some();
     let row_families = [
         call_support::Family::TiesAtRankK,
