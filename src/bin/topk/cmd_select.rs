@@ -26,8 +26,9 @@ Examples:
 
 Scores: float32; float16 (.npy or .safetensors F16); bfloat16 (.safetensors BF16, or a .npy of
 its uint16 bit patterns with --spec dtype=bf16). Values come back in the scores' dtype (a
-bfloat16 .npy as uint16 bit patterns). Other dtypes, values, --sorted, --deterministic, windows,
-decode rows and transforms run on the CPU backend (`--backend auto` takes it and says why).";
+bfloat16 .npy as uint16 bit patterns). Values, --sorted, --deterministic, windows, decode rows
+and transforms run on the GPU for float32 scores; the 16-bit dtypes run on the CPU backend
+(`--backend auto` takes it and says why).";
 
 /// Select the K largest valid scores of every row and write their indices
 ///
