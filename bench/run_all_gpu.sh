@@ -9,7 +9,7 @@
 # `cargo run --release -- plot`. Each step runs under a time limit (STEP_LIMIT seconds, default
 # 600) and logs to $OUT/logs/<step>.log; a failed step is reported and the next one runs; the
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
-# SKIP="traces ablations". Steps: gpu_exact gpu_policy gpu_sharded data_generator_gpu matrix-indexer
+# SKIP="traces ablations". Steps: gpu_exact gpu_call sanitize gpu_policy gpu_sharded data_generator_gpu matrix-indexer
 # matrix-iid traces margins ablations kvsplit views phases lone-pass short-rows few-rows-indexer
 # few-rows-iid few-rows-mappings few-rows-peers-indexer few-rows-peers-iid envelope-indexer
 # envelope-iid cp-indexer cp-iid. The envelope steps also need .wheel/ (scripts/python-wheel.sh)
@@ -18,7 +18,8 @@
 # Measured step times on one H200: gpu_exact ~110 s, gpu_sharded ~15 s, data_generator_gpu 3 s,
 # each matrix with the peers ~50 s, both traces with the peers ~185-210 s, views ~60 s, each
 # few-rows-peers ~25 s, each envelope step about 4-5 min (estimated; the first one also rebuilds
-# SGLang's module, about a minute), each cp step 5-10 s; the whole list
+# SGLang's module, about a minute), each cp step 5-10 s (gpu_call and sanitize are not measured
+# yet: estimated a few minutes each, most of it compiling their kernels once); the whole list
 # runs well over ten minutes, so on a time-limited machine run it in two halves with SKIP.
 set -uo pipefail
 OUT=${OUT:-./out}
@@ -55,6 +56,8 @@ gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 nccl_skip=()
 ((gpus >= 2)) || nccl_skip=(--skip nccl_)
 step gpu_exact .gpu/gpu_exact --ignored --test-threads=1
+step gpu_call .gpu/gpu_call --ignored --test-threads=1
+step sanitize bash bench/sanitize.sh
 step gpu_policy .gpu/gpu_policy --ignored --nocapture
 step gpu_sharded .gpu/gpu_sharded --ignored --test-threads=1 "${nccl_skip[@]}"
 step data_generator_gpu .gpu/data_generator_gpu --ignored

@@ -35,7 +35,8 @@ const CLUSTER: KernelConst = topk_kernel!(
     digits = "8+8+8+8"
 );
 
-/// A serving call's interface: the CPU backend runs it, the kernels do not generate it yet.
+/// A serving call's interface on bfloat16 scores: the CPU backend runs it, the kernels do not
+/// generate 16-bit dtypes yet.
 const SERVING: KernelConst = topk_kernel!(
     dtype = bf16,
     values = true,
@@ -45,7 +46,16 @@ const SERVING: KernelConst = topk_kernel!(
     transform = paged,
 );
 
-const ALL: [KernelConst; 7] = [
+/// The same interface on float32 scores: generated.
+const SERVING_F32: KernelConst = topk_kernel!(
+    values = true,
+    order = sorted,
+    ties = lowest,
+    rows = window_relative,
+    transform = paged,
+);
+
+const ALL: [KernelConst; 8] = [
     DEFAULT,
     KV4,
     KV4_SPELLED_OUT,
@@ -53,6 +63,7 @@ const ALL: [KernelConst; 7] = [
     REGISTER,
     CLUSTER,
     SERVING,
+    SERVING_F32,
 ];
 
 #[test]
@@ -135,6 +146,12 @@ fn interface_keys_set_the_interface_and_a_cpu_only_spec_has_no_source() {
     assert!(
         refusal.to_string().contains("CPU backend only"),
         "{refusal}"
+    );
+    assert_eq!(SERVING_F32.spec.io, SERVING.spec.io);
+    assert!(SERVING_F32.has_source());
+    assert_eq!(
+        SERVING_F32.entry,
+        topk::codegen::generate(&SERVING_F32.spec).unwrap().entry
     );
 }
 

@@ -1,7 +1,7 @@
 //! The `constexpr` block that specializes the shared CUDA body to one Spec.
 use crate::family::{samples, Family, Layout, REGISTER_ITEMS, SCRATCH_AND_COUNTERS, SEGMENT_CAP};
 use std::fmt::Write;
-use topk_dsl::Spec;
+use topk_dsl::{Io, Order, Rows, Spec, Ties, Transform};
 
 /// float4 loads in flight per thread in the complete-row pass.
 const UNROLL: u32 = 6;
@@ -211,6 +211,9 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
             "scores per thread in the register tile",
         );
     }
+    if !spec.io.is_default() {
+        s.push_str(&call_interface(&spec.io, spec.k));
+    }
     writeln!(s, "#define ENTRY {entry}").unwrap();
     let select = |vals: Vec<String>| -> String {
         let mut e = String::new();
@@ -233,4 +236,78 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
     )
     .unwrap();
     s
+}
+
+/// The call interface's constants (`docs/interface.md`), for a spec beyond the plain operator
+/// only: `CALL_IO` switches the fragments' interface code on, so a plain spec's source is the
+/// plain operator's.
+fn call_interface(io: &Io, k: u32) -> String {
+    let mut s = String::from("#define CALL_IO 1  // the call interface (docs/interface.md)\n");
+    let mut c = |name: &str, ty: &str, value: String, why: &str| {
+        writeln!(s, "constexpr {ty} {name} = {value};  // {why}").unwrap();
+    };
+    c(
+        "VALUES",
+        "bool",
+        io.values.to_string(),
+        "the selected scores beside the indices",
+    );
+    c(
+        "SORTED",
+        "bool",
+        (io.order == Order::Sorted).to_string(),
+        "output rows descending by value",
+    );
+    c(
+        "LOWEST_TIES",
+        "bool",
+        (io.ties == Ties::Lowest).to_string(),
+        "ties at rank K go to the lowest positions",
+    );
+    c("ROWS_LENGTHS", "int", "0".into(), "row source kinds");
+    c("ROWS_WINDOW", "int", "1".into(), "");
+    c("ROWS_DECODE", "int", "2".into(), "");
+    let (rows, absolute) = match io.rows {
+        Rows::Lengths => ("ROWS_LENGTHS", false),
+        Rows::Window { relative } => ("ROWS_WINDOW", !relative),
+        Rows::Decode => ("ROWS_DECODE", false),
+    };
+    c(
+        "ROW_SOURCE",
+        "int",
+        rows.into(),
+        "where a row's valid scores lie",
+    );
+    c(
+        "ABSOLUTE_INDICES",
+        "bool",
+        absolute.to_string(),
+        "indices written as positions in the whole row",
+    );
+    c("TRANSFORM_NONE", "int", "0".into(), "index transform kinds");
+    c("TRANSFORM_OFFSET", "int", "1".into(), "");
+    c("TRANSFORM_PAGED", "int", "2".into(), "");
+    let transform = match io.transform {
+        Transform::None => "TRANSFORM_NONE",
+        Transform::Offset => "TRANSFORM_OFFSET",
+        Transform::Paged => "TRANSFORM_PAGED",
+    };
+    c(
+        "INDEX_TRANSFORM",
+        "int",
+        transform.into(),
+        "what is written for a position",
+    );
+    c(
+        "SORT_SLOTS",
+        "int",
+        sort_slots(k).to_string(),
+        "pairs of the output sort: K up to a power of two",
+    );
+    s
+}
+
+/// Pairs the in-kernel sort of an output row orders: K rounded up to a power of two.
+pub(crate) fn sort_slots(k: u32) -> u32 {
+    k.next_power_of_two()
 }

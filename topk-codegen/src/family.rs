@@ -1,6 +1,6 @@
 //! Kernel families and the launch facts each one implies.
 use crate::fragments::{self, Fragment};
-use topk_dsl::{Mapping, Proposal, RowLocalVariant, Spec};
+use topk_dsl::{Mapping, Order, Proposal, RowLocalVariant, Spec};
 
 /// A family of generated kernels: same body, different row ownership.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,11 +62,16 @@ impl Family {
             Family::RowLocalRegister | Family::RowLocalStreaming => &ROWLOCAL,
             Family::KvSplit { .. } => &KVSPLIT,
             Family::Cluster { .. } => &CLUSTER,
-            Family::Staged => return vec![&KEYS, &MEMORY, &BLOCK, &ROW, &SHARDED],
+            Family::Staged => &SHARDED,
         };
-        vec![
-            &KEYS, &MEMORY, &BLOCK, &ROW, propose, &CERTIFY, &REFINE, &PROBE, &SELECT, mapping,
-        ]
+        // The call interface's code only for a spec beyond the plain operator.
+        let call = (!spec.io.is_default()).then_some(&CALLIO);
+        let head = [&KEYS, &MEMORY, &BLOCK, &ROW].into_iter().chain(call);
+        if self == Family::Staged {
+            return head.chain([mapping]).collect();
+        }
+        head.chain([propose, &CERTIFY, &REFINE, &PROBE, &SELECT, mapping])
+            .collect()
     }
 }
 
@@ -129,7 +134,14 @@ impl Layout {
         let hist_bins = spec.hist_bins();
         // The stages keep one frontier buffer: the CTA's staging of admitted pairs.
         let frontier_buffers = if family == Family::Staged { 2 } else { 4 };
-        let dynamic_smem = (hist_bins + SCRATCH_AND_COUNTERS + frontier_buffers * frontier_cap) * 4;
+        // With order=sorted a row's output is sorted in the frontier buffers once it is done
+        // (callio.cu): SORT_SLOTS pairs of two words.
+        let sort_words = match spec.io.order {
+            Order::Sorted => 2 * crate::constants::sort_slots(spec.k),
+            Order::Any => 0,
+        };
+        let frontier_words = (frontier_buffers * frontier_cap).max(sort_words);
+        let dynamic_smem = (hist_bins + SCRATCH_AND_COUNTERS + frontier_words) * 4;
         // 1024 threads per SM at up to 64 registers each: two 512-thread CTAs measured faster
         // than three at 40 registers (which spilled), bench/RESULTS.md. 384-thread CTAs are
         // three per SM (56 registers, 3 x 74 KB of shared memory).

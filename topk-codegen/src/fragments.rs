@@ -29,6 +29,8 @@ fragments! {
     BLOCK = "block.cu";
     /// Per-row state, the route decision, length checks.
     ROW = "row.cu";
+    /// The call interface: row sources, the row descriptor, sorted output.
+    CALLIO = "callio.cu";
     /// The stride-view proposal (§4.2).
     PROPOSE = "propose.cu";
     /// The grouped-view proposal (`view=run(R)`).

@@ -2,9 +2,15 @@
 //! status bits, the control block's words and the stage chain's codes. The generated source
 //! gets them as `#define`s ([`emit`]); the runtime pushes its launch arguments against
 //! [`Entry::params`] and reads routes, status and control words from the same constants.
+//!
+//! An entry's parameter list is a function of the spec's call interface ([`topk_dsl::Io`]): its
+//! row source stands where the plain operator's `lengths` stands, and the transform's and the
+//! values' parameters follow the plain list, each only for a spec that uses it. A plain spec's
+//! list is the plain operator's.
 
 use crate::Family;
 use std::fmt::Write;
+use topk_dsl::{Io, Rows, Transform};
 
 /// Route codes a kernel writes into a row's route info (paper Table 2); `topk_runtime::Route`
 /// takes its discriminants from here.
@@ -29,6 +35,10 @@ pub mod status {
     pub const BAD_LENGTH: u32 = 2;
     /// The live row count was outside `[0, M_cap]`: it was clamped.
     pub const BAD_ROWS: u32 = 4;
+    /// A row's written indices would leave the non-negative int32 range (its offset range, a
+    /// page beyond the page table's columns, a page size below 1, or a used page entry that is
+    /// negative or too large): the row's output is unspecified (`docs/interface.md`).
+    pub const BAD_TRANSFORM: u32 = 8;
 }
 
 /// Words of the control block at the start of a single-kernel family's workspace.
@@ -78,6 +88,7 @@ pub enum HostArg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CType {
     ConstF32Ptr,
+    F32Ptr,
     ConstI32Ptr,
     I32Ptr,
     U32Ptr,
@@ -91,6 +102,7 @@ impl CType {
     pub const fn c(self) -> &'static str {
         match self {
             CType::ConstF32Ptr => "const float* __restrict__",
+            CType::F32Ptr => "float* __restrict__",
             CType::ConstI32Ptr => "const int* __restrict__",
             CType::I32Ptr => "int* __restrict__",
             CType::U32Ptr => "u32* __restrict__",
@@ -121,23 +133,97 @@ const fn param(name: &'static str, ty: CType, meaning: &'static str) -> Param {
     Param { name, ty, meaning }
 }
 
-/// An entry point of a generated source: the macro naming it and its parameters, in order.
+/// An entry point of a generated source: the macro naming it and its parameters
+/// ([`Entry::params`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// The `#define` that names the entry (`ENTRY`); its parameter list is `{define}_PARAMS`.
     pub define: &'static str,
-    pub params: &'static [Param],
+    /// The parameters before the row source (all of them when `call` is false).
+    pub head: &'static [Param],
+    /// Whether the entry takes the call interface: the row source ([`rows_params`]) after
+    /// `head`, then `tail`, then the transform's ([`transform_params`]) and the values'
+    /// ([`VALUES`]) parameters.
+    pub call: bool,
+    /// The parameters after the row source.
+    pub tail: &'static [Param],
+}
+
+impl Entry {
+    /// The parameters of this entry for a spec with call interface `io`, in order.
+    pub fn params(&self, io: &Io) -> Vec<Param> {
+        let mut params = self.head.to_vec();
+        if self.call {
+            params.extend_from_slice(rows_params(io.rows));
+        }
+        params.extend_from_slice(self.tail);
+        if self.call {
+            params.extend_from_slice(transform_params(io.transform));
+            if io.values {
+                params.extend_from_slice(VALUES);
+            }
+        }
+        params
+    }
 }
 
 use CType::*;
 
+/// The row source of the plain operator: one valid length per row.
+pub const LENGTHS: &[Param] = &[param("lengths", ConstI32Ptr, "M_cap valid lengths")];
+/// `rows=window(..)`: row r's valid scores are `[starts[r], ends[r])`.
+pub const WINDOW: &[Param] = &[
+    param("starts", ConstI32Ptr, "M_cap window starts"),
+    param("ends", ConstI32Ptr, "M_cap window ends"),
+];
+/// `rows=decode`: row r is valid on `[0, seq_lens[r / next_n] - next_n + 1 + r % next_n)`.
+pub const DECODE: &[Param] = &[
+    param("seq_lens", ConstI32Ptr, "M_cap / next_n sequence lengths"),
+    param("next_n", Int, "decode rows per sequence, >= 1"),
+];
+/// `transform=offset`: the index plus `offsets[r]`.
+pub const OFFSET: &[Param] = &[param("offsets", ConstI32Ptr, "M_cap index offsets")];
+/// `transform=paged`: `table[r * page_pitch + t / page_size] * page_size + t % page_size`.
+pub const PAGED: &[Param] = &[
+    param("page_table", ConstI32Ptr, "page-table rows at page_pitch"),
+    param("page_columns", Int, "pages per table row"),
+    param(
+        "page_pitch",
+        LongLong,
+        "table row pitch (0: one shared row)",
+    ),
+    param("page_size", Int, "positions per page, >= 1"),
+];
+/// `values=true`: the selected scores, at the index output's pitch.
+pub const VALUES: &[Param] = &[param("values", F32Ptr, "M_cap x out_pitch selected scores")];
+
+/// The parameters of a row source, in place of the plain operator's `lengths`.
+pub fn rows_params(rows: Rows) -> &'static [Param] {
+    match rows {
+        Rows::Lengths => LENGTHS,
+        Rows::Window { .. } => WINDOW,
+        Rows::Decode => DECODE,
+    }
+}
+
+/// The parameters of an index transform.
+pub fn transform_params(transform: Transform) -> &'static [Param] {
+    match transform {
+        Transform::None => &[],
+        Transform::Offset => OFFSET,
+        Transform::Paged => PAGED,
+    }
+}
+
 /// The entry of every single-kernel family (persistent, row-local, KV-split, cluster).
 pub const SELECTOR: Entry = Entry {
     define: "ENTRY",
-    params: &[
+    head: &[
         param("scores", ConstF32Ptr, "M_cap x pitch scores"),
         param("pitch", LongLong, "row pitch of the scores, elements"),
-        param("lengths", ConstI32Ptr, "M_cap valid lengths"),
+    ],
+    call: true,
+    tail: &[
         param("live_rows", ConstI32Ptr, "one int: the live row count m"),
         param("m_cap", Int, "rows the buffers hold"),
         param("width", Int, "allocated row width N"),
@@ -157,7 +243,7 @@ pub const SELECTOR: Entry = Entry {
 /// The stage entry of the stage chain: one stage over every live row of one rank.
 pub const STAGE: Entry = Entry {
     define: "ENTRY",
-    params: &[
+    head: &[
         param("stage", Int, "the stage (interface::staged)"),
         param(
             "digit",
@@ -170,7 +256,9 @@ pub const STAGE: Entry = Entry {
             "M_cap x pitch scores of this rank's positions",
         ),
         param("pitch", LongLong, "row pitch of the scores, elements"),
-        param("lengths", ConstI32Ptr, "M_cap global valid lengths"),
+    ],
+    call: true,
+    tail: &[
         param("live_rows", ConstI32Ptr, "one int: the live row count m"),
         param("m_cap", Int, "rows the buffers hold"),
         param("shard_width", Int, "positions this rank holds per row"),
@@ -193,11 +281,13 @@ pub const STAGE: Entry = Entry {
 /// The element-wise sum that stands in for an all-reduce between simulated ranks.
 pub const SUM: Entry = Entry {
     define: "SUM_ENTRY",
-    params: &[
+    head: &[
         param("dst", U32Ptr, "words summed into"),
         param("src", ConstU32Ptr, "words added"),
         param("n", LongLong, "words"),
     ],
+    call: false,
+    tail: &[],
 };
 
 /// The host-kernel interface of one family's generated source.
@@ -262,9 +352,11 @@ const fn host_eq(a: HostArg, b: HostArg) -> bool {
     a as u8 == b as u8
 }
 
-/// The interface of `family` as `#define`s: route codes, status bits, the control words (or the
-/// stage codes and workspace words) and each entry's parameter list.
-pub(crate) fn emit(family: Family) -> String {
+/// The interface of `family` for a spec with call interface `io` as `#define`s: route codes,
+/// status bits, the control words (or the stage codes and workspace words) and each entry's
+/// parameter list; for a spec beyond the plain operator also the call's arguments as one
+/// struct ([`emit_call_args`]).
+pub(crate) fn emit(family: Family, io: &Io) -> String {
     let mut s = String::from("\n// Host-kernel interface (topk_codegen::interface).\n");
     let mut define = |name: &str, value: String| writeln!(s, "#define {name} {value}").unwrap();
     for (name, code) in [
@@ -280,6 +372,7 @@ pub(crate) fn emit(family: Family) -> String {
         ("NAN", status::NAN),
         ("BAD_LENGTH", status::BAD_LENGTH),
         ("BAD_ROWS", status::BAD_ROWS),
+        ("BAD_TRANSFORM", status::BAD_TRANSFORM),
     ] {
         define(&format!("STATUS_{name}"), format!("{bit}u"));
     }
@@ -312,15 +405,51 @@ pub(crate) fn emit(family: Family) -> String {
         define("STATUS_WORDS", STATUS_WORDS.to_string());
     }
     for entry in interface.entries {
+        let params = entry.params(io);
         let mut lines = vec![format!("#define {}_PARAMS", entry.define)];
-        for (i, p) in entry.params.iter().enumerate() {
-            let comma = if i + 1 < entry.params.len() { "," } else { "" };
+        for (i, p) in params.iter().enumerate() {
+            let comma = if i + 1 < params.len() { "," } else { "" };
             let decl = format!("{} {}{comma}", p.ty.c(), p.name);
             lines.push(format!("  {decl:<36} /* {} */", p.meaning));
         }
         writeln!(s, "{}", lines.join(" \\\n")).unwrap();
     }
+    if !io.is_default() {
+        s.push_str(&emit_call_args(io));
+    }
     s
+}
+
+/// Every parameter a call interface may add, in the order of the `CallArgs` struct.
+const CALL_GROUPS: [&[Param]; 6] = [LENGTHS, WINDOW, DECODE, OFFSET, PAGED, VALUES];
+
+/// The call interface's arguments as one struct the fragments take apart (`callio.cu`): every
+/// parameter any interface may add, and `CALL_ARGS`, which builds it inside an entry from the
+/// spec's parameters, null or 0 for those it has not.
+fn emit_call_args(io: &Io) -> String {
+    let ours: Vec<&str> = [rows_params(io.rows), transform_params(io.transform)]
+        .into_iter()
+        .chain(io.values.then_some(VALUES))
+        .flatten()
+        .map(|p| p.name)
+        .collect();
+    let mut fields = String::new();
+    let mut init = Vec::new();
+    for p in CALL_GROUPS.into_iter().flatten() {
+        writeln!(fields, "  {} {};", p.ty.c(), p.name).unwrap();
+        init.push(if ours.contains(&p.name) {
+            p.name
+        } else if p.ty.host() == HostArg::DevicePtr {
+            "nullptr"
+        } else {
+            "0"
+        });
+    }
+    format!(
+        "// The call interface's arguments: the spec's own, null or 0 for the others.\n\
+         struct CallArgs {{\n{fields}}};\n#define CALL_ARGS CallArgs{{{}}}\n",
+        init.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -329,7 +458,7 @@ mod tests {
 
     #[test]
     fn a_pushed_list_matches_only_its_own_parameters() {
-        let params = SUM.params;
+        let params = &SUM.params(&Io::DEFAULT);
         let ok = [
             ("dst", HostArg::DevicePtr),
             ("src", HostArg::DevicePtr),

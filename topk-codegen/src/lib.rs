@@ -139,7 +139,7 @@ fn compose(spec: &Spec, defines: &str) -> Result<(KernelSource, Composition), Co
             family.name()
         );
         prelude.push_str(&constants::emit(spec, family, &layout, &entry));
-        prelude.push_str(&interface::emit(family));
+        prelude.push_str(&interface::emit(family, &spec.io));
         let fragments = family.parts(spec);
         (entry, Composition { prelude, fragments })
     };

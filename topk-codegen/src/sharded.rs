@@ -107,7 +107,7 @@ pub(crate) fn compose(spec: &Spec) -> Result<(ShardedSource, Composition), Codeg
     prelude.push_str(&format!(
         "constexpr int CANDS = {cands};  // candidate pairs per row and rank\n#define SUM_ENTRY {sum_entry}\n"
     ));
-    prelude.push_str(&interface::emit(Family::Staged));
+    prelude.push_str(&interface::emit(Family::Staged, &spec.io));
     let stages = ShardedSource {
         spec: *spec,
         entry,

@@ -6,13 +6,15 @@ use topk_codegen::interface::{control, route, staged, status};
 use topk_codegen::{generate, Family};
 use topk_dsl::{Spec, PRESETS};
 
-/// One spec per family: the presets, plus the staged mapping.
+/// One spec per family: the presets, plus the staged mapping, and every family with the call
+/// interface.
 fn specs() -> Vec<Spec> {
     let mut specs: Vec<Spec> = PRESETS.iter().map(|p| p.spec).collect();
     specs.push(Spec {
         mapping: topk_dsl::Mapping::Staged,
         ..Spec::default()
     });
+    specs.extend(topk_dsl::call_interface_samples());
     specs
 }
 
@@ -46,7 +48,7 @@ fn every_entry_is_declared_with_the_described_parameters() {
         let kernel = generate(&spec).unwrap();
         for entry in kernel.family.interface().entries {
             let list = entry
-                .params
+                .params(&spec.io)
                 .iter()
                 .map(|p| format!("{} {}", p.ty.c(), p.name))
                 .collect::<Vec<_>>()
@@ -73,6 +75,10 @@ fn route_codes_status_bits_and_words_are_the_described_ones() {
         assert_eq!(d("STATUS_NAN"), format!("{}u", status::NAN));
         assert_eq!(d("STATUS_BAD_LENGTH"), format!("{}u", status::BAD_LENGTH));
         assert_eq!(d("STATUS_BAD_ROWS"), format!("{}u", status::BAD_ROWS));
+        assert_eq!(
+            d("STATUS_BAD_TRANSFORM"),
+            format!("{}u", status::BAD_TRANSFORM)
+        );
         if kernel.family == Family::Staged {
             assert!(!kernel.family.interface().control_block);
             assert_eq!(d("STAGE_SAMPLE"), staged::SAMPLE.to_string());
@@ -105,4 +111,59 @@ fn the_route_decision_is_one_function_in_every_source_and_the_cluster_kernel_cal
     let spec = Spec::parse("map=cluster(8),threads=512").unwrap();
     let s = generate(&spec).unwrap().source;
     assert!(s.contains("return sampled_route(admitted, [&] {"));
+}
+
+#[test]
+fn the_call_interface_adds_its_parameters_and_a_plain_spec_has_none() {
+    use topk_codegen::interface::SELECTOR;
+    use topk_dsl::{Io, Rows, Transform};
+    let names = |io: Io| -> Vec<&str> { SELECTOR.params(&io).iter().map(|p| p.name).collect() };
+    let plain = names(Io::DEFAULT);
+    assert_eq!(plain[..3], ["scores", "pitch", "lengths"]);
+    let window = names(Io {
+        rows: Rows::Window { relative: false },
+        transform: Transform::Paged,
+        values: true,
+        ..Io::DEFAULT
+    });
+    // The row source stands where `lengths` stands; the transform and values follow.
+    assert_eq!(window[..4], ["scores", "pitch", "starts", "ends"]);
+    assert_eq!(window[4..plain.len() + 1], plain[3..]);
+    assert_eq!(
+        window[plain.len() + 1..],
+        [
+            "page_table",
+            "page_columns",
+            "page_pitch",
+            "page_size",
+            "values"
+        ]
+    );
+    let decode = names(Io {
+        rows: Rows::Decode,
+        transform: Transform::Offset,
+        ..Io::DEFAULT
+    });
+    assert_eq!(decode[2..4], ["seq_lens", "next_n"]);
+    assert_eq!(decode.last(), Some(&"offsets"));
+    // A plain spec's source switches the call interface's code off.
+    let plain = generate(&Spec::default()).unwrap().source;
+    assert!(!plain.contains("#define CALL_IO") && !plain.contains("struct CallArgs"));
+    let parts = topk_codegen::composition(&Spec::default())
+        .unwrap()
+        .fragments;
+    assert!(parts.iter().all(|f| f.name != "callio.cu"));
+    let call = Spec {
+        io: Io {
+            values: true,
+            ..Io::DEFAULT
+        },
+        ..Spec::default()
+    };
+    let source = generate(&call).unwrap().source;
+    assert!(source.contains("#define CALL_IO 1"));
+    assert!(source.contains(
+        "#define CALL_ARGS CallArgs{lengths, nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0, \
+         0, 0, values}"
+    ));
 }

@@ -292,3 +292,16 @@ fn a_tail_margin_changes_only_its_constants_and_the_names() {
     assert!(source.contains("constexpr int SAMPLE_RANK = 24;"));
     assert!(source.contains("constexpr int TAIL_RANK = 32;"));
 }
+
+/// The call interface adds its constants, its arguments' struct and the `callio.cu` fragment to
+/// a spec's outline; the entry takes the spec's row source, transform and values parameters.
+#[test]
+fn the_call_interface_has_a_reviewed_outline() {
+    let spec = topk_dsl::Spec::parse(
+        "rows=window(relative),transform=paged,values=true,order=sorted,ties=lowest",
+    )
+    .unwrap();
+    insta::assert_snapshot!("persistent-call", composition(&spec).unwrap().outline());
+    let staged = topk_dsl::Spec::parse("map=staged,rows=decode,transform=offset").unwrap();
+    insta::assert_snapshot!("staged-call", composition(&staged).unwrap().outline());
+}

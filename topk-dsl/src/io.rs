@@ -140,22 +140,6 @@ impl Spec {
         if self.dtype != Dtype::F32 {
             parts.push(format!("`dtype={}`", self.dtype));
         }
-        let io = &self.io;
-        if io.values {
-            parts.push("`values`".to_string());
-        }
-        if io.order != Order::Any {
-            parts.push(format!("`order={}`", io.order));
-        }
-        if io.ties != Ties::Any {
-            parts.push(format!("`ties={}`", io.ties));
-        }
-        if io.rows != Rows::Lengths {
-            parts.push(format!("`rows={}`", io.rows));
-        }
-        if io.transform != Transform::None {
-            parts.push(format!("`transform={}`", io.transform));
-        }
         if parts.is_empty() {
             return None;
         }

@@ -148,3 +148,36 @@ pub const PRESETS: &[Preset] = &[
 pub fn preset(name: &str) -> Option<Spec> {
     PRESETS.iter().find(|p| p.name == name).map(|p| p.spec)
 }
+
+/// One spec of every kernel family for each of a few call interfaces (`docs/interface.md`),
+/// which together put every part of the interface (each row source, transform, values, sorted
+/// order and lowest-index ties) on every family: what the code-generation checks compile and
+/// hash (`topk-runtime`'s NVRTC and CUBIN-hash tests).
+pub fn call_interface_samples() -> Vec<Spec> {
+    const FAMILIES: [&str; 8] = [
+        "map=persistent",
+        "map=persistent,propose=exact",
+        "map=rowlocal(register),propose=exact,threads=1024",
+        "map=rowlocal(streaming),propose=exact,threads=1024",
+        "map=kvsplit(4)",
+        "map=cluster(8),propose=exact,threads=1024",
+        "map=cluster(16),propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=1024",
+        "map=staged",
+    ];
+    const INTERFACES: [&str; 3] = [
+        "rows=window(absolute),transform=offset,values=true,order=sorted,ties=lowest",
+        "rows=decode,transform=paged,values=true,ties=lowest",
+        "rows=window(relative),transform=paged,order=sorted",
+    ];
+    let mut specs = Vec::new();
+    for family in FAMILIES {
+        for io in INTERFACES {
+            let text = format!("{family},{io}");
+            match Spec::parse(&text) {
+                Ok(spec) => specs.push(spec),
+                Err(e) => unreachable!("{text}: {e}"),
+            }
+        }
+    }
+    specs
+}

@@ -120,6 +120,8 @@ fn kernels() -> Vec<(String, String, String)> {
             specs.extend(topk_runtime::autotune::candidates(k, width));
         }
     }
+    // The call interface on every family (docs/interface.md).
+    specs.extend(topk_dsl::call_interface_samples());
     let mut seen = std::collections::HashSet::new();
     for spec in specs {
         if !seen.insert(spec) {

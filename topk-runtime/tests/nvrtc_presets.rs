@@ -182,3 +182,19 @@ fn block_sizes_coarse_widths_and_views_compile_with_nvrtc() {
     // persistent 18 (384 threads not with coarse=12), KV-split 16 (not 384), cluster 8 (512, 1024)
     assert_eq!(combinations, 42, "combinations compiled");
 }
+
+/// Every kernel family compiles every part of the call interface (`docs/interface.md`): row
+/// windows (relative and absolute indices), decode rows, offset and page-table transforms,
+/// values, sorted output and lowest-index ties (`topk_dsl::call_interface_samples`).
+#[test]
+fn every_family_compiles_the_call_interface_with_nvrtc() {
+    let Some(arch) = sm90a_or_skip("every_family_compiles_the_call_interface_with_nvrtc") else {
+        return;
+    };
+    let mut jobs = Jobs::default();
+    for spec in topk_dsl::call_interface_samples() {
+        let kernel = topk_codegen::generate(&spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
+    }
+    jobs.compile_all(&arch);
+}

@@ -147,16 +147,12 @@ pub fn call_spec(
 /// (`Spec::gpu_unsupported`) takes the CPU under `auto`, with the reason, and is refused under
 /// `cuda`.
 pub fn backend_for(spec: Option<&Spec>, choice: BackendChoice) -> Result<Resolved, CliError> {
-    let why = spec.and_then(Spec::gpu_unsupported);
-    if let (Some(why), BackendChoice::Cuda) = (&why, choice) {
-        return Err(CliError::Usage(format!("--backend cuda: {why}")));
-    }
-    let chosen = backend::resolve(choice.as_str())?;
-    match why {
-        Some(why) if chosen.backend == Backend::Cuda => Ok(Resolved {
+    match (spec.and_then(Spec::gpu_unsupported), choice) {
+        (Some(why), BackendChoice::Cuda) => Err(CliError::Usage(format!("--backend cuda: {why}"))),
+        (Some(why), BackendChoice::Auto) => Ok(Resolved {
             backend: Backend::Cpu,
             fallback_reason: Some(why),
         }),
-        _ => Ok(chosen),
+        _ => Ok(backend::resolve(choice.as_str())?),
     }
 }

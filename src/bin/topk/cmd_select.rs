@@ -26,8 +26,9 @@ Examples:
 
 Scores: float32; float16 (.npy or .safetensors F16); bfloat16 (.safetensors BF16, or a .npy of
 its uint16 bit patterns with --spec dtype=bf16). Values come back in the scores' dtype (a
-bfloat16 .npy as uint16 bit patterns). Other dtypes, values, --sorted, --deterministic, windows,
-decode rows and transforms run on the CPU backend (`--backend auto` takes it and says why).";
+bfloat16 .npy as uint16 bit patterns). Values, --sorted, --deterministic, windows, decode rows
+and transforms run on the GPU for float32 scores; the 16-bit dtypes run on the CPU backend
+(`--backend auto` takes it and says why).";
 
 /// Select the K largest valid scores of every row and write their indices
 ///
@@ -179,38 +180,46 @@ pub fn named_dtype(choice: &SpecChoice) -> Result<Option<Dtype>, CliError> {
     }
 }
 
-/// A call the GPU kernels do not generate yet (or any call through the interface flags): on
-/// the CPU backend, which `--backend auto` takes with the reason and `--backend cuda` refuses.
+/// A call through the interface flags or of a 16-bit dtype: on the GPU for the specs the
+/// kernels generate, else on the CPU backend, which `--backend auto` takes with the reason and
+/// `--backend cuda` refuses.
 fn run_call(a: &SelectArgs, file: ScoreFile, spec: Spec) -> CmdResult {
     inputs::check_output_path("--out", &a.out)?;
     if let Some(path) = &a.values_out {
         inputs::check_output_path("--values-out", path)?;
     }
-    let why = spec.gpu_unsupported();
-    if a.backend == BackendChoice::Cuda {
-        return Err(CliError::Usage(format!(
-            "--backend cuda: {}",
-            why.as_deref()
-                .unwrap_or("the interface flags run on the CPU backend; use --backend cpu")
-        )));
-    }
+    let chosen = call_args::backend_for(Some(&spec), a.backend)?;
     let shape = (file.rows, file.width);
     let files = CallFiles::read(&a.rows, &a.output, file.rows, file.width)?;
     if a.backend == BackendChoice::Auto {
-        match &why {
-            Some(why) => eprintln!("backend: cpu ({why})"),
-            None => eprintln!("backend: cpu"),
+        match &chosen.fallback_reason {
+            Some(why) => eprintln!("backend: {} ({why})", chosen.backend),
+            None => eprintln!("backend: {}", chosen.backend),
         }
     }
     let scores = file.read()?;
     let values = a.values_out.as_deref();
-    let done = select_call::select(&spec, scores, shape, &files, &a.scores, &a.out, values)?;
+    let done = select_call::select(
+        &spec,
+        scores,
+        shape,
+        &files,
+        &a.scores,
+        &a.out,
+        values,
+        chosen.backend,
+    )?;
     report::line(format_args!(
-        "selected k={} of {} rows x {} ({}) on cpu in {} ({:.2} GB/s of valid scores); routes: {} -> {}{}",
+        "selected k={} of {} rows x {} ({}) on {}{} in {} ({:.2} GB/s of valid scores); routes: {} -> {}{}",
         a.k,
         shape.0,
         shape.1,
         spec.dtype,
+        chosen.backend,
+        match chosen.backend {
+            backend::Backend::Cuda => " with copies",
+            backend::Backend::Cpu => "",
+        },
         report::millis(done.elapsed),
         report::gbps(done.valid_bytes, done.elapsed),
         report::routes(&done.stats),

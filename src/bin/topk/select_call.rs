@@ -1,15 +1,18 @@
 //! `topk select` and `topk verify` through the call interface (any dtype, windows, decode rows,
-//! values, order, ties, transforms): the CPU backend, which implements all of it.
+//! values, order, ties, transforms): on the CPU backend, which implements all of it, or on the
+//! GPU for the specs the kernels generate (float32 scores); `verify` on the CPU.
 
 use crate::call_inputs::{read_values, score_rows, AnyScores, CallFiles};
 use crate::error::CliError;
 use crate::{inputs, progress};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use topk::backend::Backend;
 use topk::io::{self, Element};
 use topk_dsl::Spec;
-use topk_runtime::call::{row_windows, CallOut};
-use topk_runtime::{cpu, RouteStats, Score};
+use topk_runtime::call::{row_windows, CallIo, CallOut};
+use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
+use topk_runtime::{cpu, RouteStats, Score, ScoreRows};
 
 /// What a call on the CPU selected, and how long it took.
 pub struct Selected {
@@ -19,9 +22,11 @@ pub struct Selected {
     pub valid_bytes: u64,
 }
 
-/// Select with `spec` on the CPU and write the indices to `out` and, with `values`, the values
+/// Select with `spec` on `backend` and write the indices to `out` and, with `values`, the values
 /// there (`.safetensors` by extension, else `.npy`; bfloat16 `.npy` as uint16 bit patterns).
-/// A file appears only when the selection succeeded, the second only with the first.
+/// A file appears only when the selection succeeded, the second only with the first. The GPU
+/// takes float32 scores (the caller checks `Spec::gpu_unsupported`); its time includes the
+/// copies, not the planning.
 #[allow(clippy::too_many_arguments)]
 pub fn select(
     spec: &Spec,
@@ -31,12 +36,59 @@ pub fn select(
     scores_path: &Path,
     out: &Path,
     values: Option<&Path>,
+    backend: Backend,
 ) -> Result<Selected, CliError> {
-    match scores {
-        AnyScores::F32(data) => typed(spec, &data, (rows, width), files, scores_path, out, values),
-        AnyScores::F16(data) => typed(spec, &data, (rows, width), files, scores_path, out, values),
-        AnyScores::Bf16(data) => typed(spec, &data, (rows, width), files, scores_path, out, values),
+    let shape = (rows, width);
+    match (scores, backend) {
+        (AnyScores::F32(data), Backend::Cuda) => {
+            let gpu = Gpu::open(0).map_err(CliError::Runtime)?;
+            let m_cap = u32::try_from(rows.max(1)).unwrap_or(u32::MAX);
+            let width_u32 = u32::try_from(width).unwrap_or(u32::MAX);
+            let request = PlanRequest::new(spec.k, m_cap, width_u32).with_spec(*spec);
+            let mut selector = CudaSelector::new(&gpu, request).map_err(CliError::Runtime)?;
+            let run = |s: &ScoreRows<f32>, io: &CallIo, o: CallOut<f32>| {
+                selector.select_call(s, io, o, false)
+            };
+            typed(spec, &data, shape, files, scores_path, out, values, run)
+        }
+        (AnyScores::F32(data), _) => typed(
+            spec,
+            &data,
+            shape,
+            files,
+            scores_path,
+            out,
+            values,
+            on_cpu(spec),
+        ),
+        (AnyScores::F16(data), _) => typed(
+            spec,
+            &data,
+            shape,
+            files,
+            scores_path,
+            out,
+            values,
+            on_cpu(spec),
+        ),
+        (AnyScores::Bf16(data), _) => typed(
+            spec,
+            &data,
+            shape,
+            files,
+            scores_path,
+            out,
+            values,
+            on_cpu(spec),
+        ),
     }
+}
+
+/// The CPU backend's selection of a call of `spec`.
+fn on_cpu<T: Score>(
+    spec: &Spec,
+) -> impl FnOnce(&ScoreRows<T>, &CallIo, CallOut<T>) -> topk_runtime::Result<RouteStats> + '_ {
+    move |scores, io, out| cpu::select_with(spec, scores, io, out, false)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -48,6 +100,7 @@ fn typed<T: Score + Element>(
     scores_path: &Path,
     out: &Path,
     values_out: Option<&Path>,
+    run: impl FnOnce(&ScoreRows<T>, &CallIo, CallOut<T>) -> topk_runtime::Result<RouteStats>,
 ) -> Result<Selected, CliError> {
     let k = spec.k as usize;
     let scores = score_rows(data, rows, width);
@@ -66,7 +119,7 @@ fn typed<T: Score + Element>(
     };
     let bar = progress::spinner("selecting");
     let start = Instant::now();
-    let selected = cpu::select_with(spec, &scores, &io, call, false);
+    let selected = run(&scores, &io, call);
     let elapsed = start.elapsed();
     bar.finish_and_clear();
     let stats = selected.map_err(inputs::locate_in(scores_path))?;

@@ -240,14 +240,85 @@ __device__ __forceinline__ void append_one(u32 key, int idx, int* spill, int spi
   frontier_store(spill, spill_cap, 0, reserve_frontier_slots(1 + (idx >> 31)), key, idx);
 }
 
-__device__ __forceinline__ void commit_one(int idx, int* out_row) {
-  out_row[atomicAdd(s_counter(C_OUT), 1)] = idx;
+#if CALL_IO
+// The row being written (begin_call_row, callio.cu, sets it before the row's first write):
+// where its values go, its window's scores, the written index's base and transform, and the
+// launch's status word.
+struct RowIo {
+  float* values;      // the row's values output (values=true)
+  const float* row;   // the row's window: position i is row[i]
+  const int* pages;   // the row's page-table entries (transform=paged)
+  int base;           // the written index is base + position, then the transform
+  int offset;         // transform=offset
+  int page_size;      // transform=paged
+  u32* status;
+};
+__shared__ RowIo s_row_io;
+
+// The index the call stores for position `pos` of the row (docs/interface.md): base + pos, then
+// the transform. A used page entry that makes it negative or too large for int32 raises
+// STATUS_BAD_TRANSFORM and gives -1.
+__device__ __forceinline__ int written_index(int pos) {
+  const int t = s_row_io.base + pos;
+  if constexpr (INDEX_TRANSFORM == TRANSFORM_OFFSET) {
+    return t + s_row_io.offset;  // its range was checked per row
+  } else if constexpr (INDEX_TRANSFORM == TRANSFORM_PAGED) {
+    const int size = s_row_io.page_size;
+    const int page = s_row_io.pages[t / size];
+    const long long v = (long long)page * size + t % size;
+    if (page < 0 || v > 0x7fffffffLL) {
+      atomicOr(s_row_io.status, STATUS_BAD_TRANSFORM);
+      return -1;
+    }
+    return (int)v;
+  } else {
+    return t;
+  }
+}
+
+// Writes selected position `pos` of the row to output slot `slot` (an int or a u32, as the
+// caller's counter gives it) as the call stores it, with values its score `x` (the element as
+// loaded, so its bits survive) beside it. With order=sorted the bare position is staged
+// instead: sort_output_row orders and writes the row.
+template <class Slot>
+__device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slot, int pos, float x) {
+  if constexpr (SORTED) {
+    out_row[slot] = pos;
+  } else {
+    out_row[slot] = written_index(pos);
+    if constexpr (VALUES) s_row_io.values[slot] = x;
+  }
+}
+
+// put_selected where the score is not at hand: with values it is read back from the row.
+__device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot, int pos) {
+  put_selected(out_row, slot, pos, VALUES && !SORTED ? load_cg(s_row_io.row + pos) : 0.0f);
+}
+
+// A slot past a short row's scores: -1, with values -inf.
+__device__ __forceinline__ void put_padding(int* __restrict__ out_row, int slot) {
+  out_row[slot] = -1;
+  if constexpr (VALUES && !SORTED) s_row_io.values[slot] = __uint_as_float(0xff800000u);
+}
+#else
+// The plain operator writes the position itself.
+template <class Slot>
+__device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slot, int pos, float) {
+  out_row[slot] = pos;
+}
+__device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot, int pos) {
+  out_row[slot] = pos;
+}
+#endif
+
+__device__ __forceinline__ void commit_one(int idx, float x, int* out_row) {
+  put_selected(out_row, atomicAdd(s_counter(C_OUT), 1), idx, x);
 }
 
 // Commit an index to the row's output; `limit` caps the slots (tie fill). Warp-uniform.
 __device__ __forceinline__ void emit_output(bool take, int idx, int* out_row, int limit) {
   int pos = warp_reserve(take, s_counter(C_OUT));
-  if (take && pos < limit) out_row[pos] = idx;
+  if (take && pos < limit) put_selected(out_row, pos, idx);
 }
 
 // ---- Phase 1's common tail (paper §4.2, eq. 15): the proposal from a sample histogram. ----

@@ -103,7 +103,7 @@ __device__ ExactBoundary exact_coarse(const Src& src, RowCtx& c, int* __restrict
   clear_hist(HIST_BINS);  // the boundary scan's reads ended before its barriers
   src.for_each([&](float x, int i) {
     if (x >= lo) {
-      if (x >= hi) commit_one(i, out_row);
+      if (x >= hi) commit_one(i, x, out_row);
       else append_one(desc_key32(x), i, spill, spill_cap);
     }
   });

@@ -153,13 +153,30 @@ ENTRY(ENTRY_PARAMS) {
   c.spill = spill + (long long)(blockIdx.x - rank) * 4 * spill_cap;
   c.spill_cap = spill_cap;
   c.nan = false;
+#if CALL_IO
+  const CallArgs call = CALL_ARGS;
+#endif
   for (int row = (int)cluster_index(); row < m; row += (int)cluster_count()) {
+#if CALL_IO
+    const RowSpan span =
+        begin_call_row(call, scores, pitch, row, width, out_pitch, control + CONTROL_STATUS);
+    const int L = span.L;
+    const float* row_ptr = scores + (long long)row * pitch + span.start;
+#else
     const int L = checked_length(lengths, row, width, control);
     const float* row_ptr = scores + (long long)row * pitch;
+#endif
     int* out_row = out + (long long)row * out_pitch;
     if (L <= K) {
       if (rank == 0) {
+#if CALL_IO
+        bool nan = false;
+        put_short_row(out_row, L, nan);
+        report_nan(nan, control);
+        finish_call_row(out_row, L);
+#else
         for (int i = threadIdx.x; i < K; i += THREADS) out_row[i] = i < L ? i : -1;
+#endif
         if (threadIdx.x == 0 && row_info) { row_info[2 * row] = ROUTE_SHORT; row_info[2 * row + 1] = 0; }
       }
       continue;
@@ -207,7 +224,7 @@ ENTRY(ENTRY_PARAMS) {
       if (b > a) {
         stream_row(row_ptr + a, b - a, [&](float x, int i) {
           if (x >= lo) {
-            if (x >= hi) out_row[dsmem_add(out_at, 1u)] = a + i;
+            if (x >= hi) put_selected(out_row, dsmem_add(out_at, 1u), a + i, x);
             else append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);
           }
         });
@@ -225,6 +242,9 @@ ENTRY(ENTRY_PARAMS) {
       clear_hist(HIST_BINS);
       __syncthreads();
       refine_frontier(src, lo, hi, quiet_nan(), quota, c, out_row);
+#if CALL_IO
+      finish_call_row(out_row, L);
+#endif
       finish_row(c, row, route, q0, control, row_info);
     }
   }

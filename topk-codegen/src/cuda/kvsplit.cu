@@ -119,11 +119,21 @@ ENTRY(ENTRY_PARAMS) {
     m = m < 0 ? 0 : m_cap;
   }
   const long long items = (long long)m * SPLITS;
+#if CALL_IO
+  const CallArgs call = CALL_ARGS;
+#endif
   for (long long item = blockIdx.x; item < items;) {
     const int row = (int)(item / SPLITS);
     const int seg = (int)(item % SPLITS);
+#if CALL_IO
+    const RowSpan span =
+        begin_call_row(call, scores, pitch, row, width, out_pitch, control + CONTROL_STATUS);
+    const int L = span.L;
+    const float* row_ptr = scores + (long long)row * pitch + span.start;
+#else
     const int L = checked_length(lengths, row, width, control);
     const float* row_ptr = scores + (long long)row * pitch;
+#endif
     const int slot = row % (int)gridDim.x;
     int* sw = slot_words(spill, spill_cap, slot);
     if (threadIdx.x == 0) {
@@ -159,6 +169,9 @@ ENTRY(ENTRY_PARAMS) {
       int q0 = 0;
       const int route = p.usable ? finish_split_row(src, p, sw, spill, slot, out_row, c, q0)
                                  : select_row(src, row_ptr, L, phase, out_row, c, q0);
+#if CALL_IO
+      finish_call_row(out_row, L);
+#endif
       finish_row(c, row, route, q0, control, row_info);
       if (threadIdx.x == 0) {
         sw[0] = 0;

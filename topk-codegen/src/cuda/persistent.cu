@@ -44,9 +44,19 @@ ENTRY(ENTRY_PARAMS) {
     m = m < 0 ? 0 : m_cap;
   }
   stagger_start(m);
+#if CALL_IO
+  const CallArgs call = CALL_ARGS;
+#endif
   for (int row = blockIdx.x; row < m;) {
+#if CALL_IO
+    const RowSpan span =
+        begin_call_row(call, scores, pitch, row, width, out_pitch, control + CONTROL_STATUS);
+    const int L = span.L;
+    const float* row_ptr = scores + (long long)row * pitch + span.start;
+#else
     const int L = checked_length(lengths, row, width, control);
     const float* row_ptr = scores + (long long)row * pitch;
+#endif
     GlobalRow src;
     src.p = row_ptr;
     src.L = L;
@@ -54,6 +64,9 @@ ENTRY(ENTRY_PARAMS) {
     const int phase = SAMPLED ? view_phase(row) : 0;
     c.tail = in_tail(row, m);
     const int route = select_row(src, row_ptr, L, phase, out + (long long)row * out_pitch, c, q0);
+#if CALL_IO
+    finish_call_row(out + (long long)row * out_pitch, L);
+#endif
     finish_row(c, row, route, q0, control, row_info);
     if (threadIdx.x == 0) next_row = (int)gridDim.x + atomicAdd(reinterpret_cast<int*>(control + CONTROL_CURSOR), 1);
     __syncthreads();

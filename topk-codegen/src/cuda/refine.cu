@@ -6,6 +6,18 @@
 // two measured even (0.99-1.02x) and four 2-8% slower, so they keep the single-item steps.
 constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 
+// Rounds of the refinement and the key digit of round j. With ties=lowest the final group (every
+// entry with the K-th key) continues over its positions, in the same digits: the composite key
+// (key, position) is a total order, so its last round leaves exactly the entries to commit. The
+// group's positions then stand in for its keys in the frontier (they are all one key).
+#if CALL_IO
+constexpr int REFINE_ROUNDS = LOWEST_TIES ? 2 * NUM_DIGITS : NUM_DIGITS;
+#define ROUND_DIGIT(j) ((j) % NUM_DIGITS)
+#else
+#define REFINE_ROUNDS NUM_DIGITS
+#define ROUND_DIGIT(j) (j)
+#endif
+
 // The first round's digit where the frontier spans a narrow range from lo to upper (the exact
 // routes' coarse bin [lo, hi), the sampled routes' [lo, the view's largest sample]): HIST_BINS
 // equal slices of it (a score at or above `upper` falls in bin 0, one below `lo` in the last
@@ -101,26 +113,33 @@ __device__ __forceinline__ void partition_frontier(int n, int cur, u32 bin, bool
     warp_reserve_batch(commit, s_counter(C_OUT), pos);
 #pragma unroll
     for (int u = 0; u < REFINE_BATCH; ++u)
-      if (commit[u] && pos[u] < K) out_row[pos[u]] = idx[u];
+      if (commit[u] && pos[u] < K) put_selected(out_row, pos[u], idx[u]);
     warp_reserve_batch(keep, s_counter(last ? C_TIES : C_NEXT), pos);
 #pragma unroll
     for (int u = 0; u < REFINE_BATCH; ++u) {
       if (!keep[u]) continue;
       if (last) {
         // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
-        if (pos[u] < ties) out_row[K - ties + pos[u]] = idx[u];
+        if (pos[u] < ties) put_selected(out_row, K - ties + pos[u], idx[u]);
       } else {
+#if CALL_IO
+        // Past the key's last digit (ties=lowest) the group continues over its positions.
+        const u32 kept = next_digit == NUM_DIGITS ? (u32)idx[u] : key[u];
+        frontier_store(c.spill, c.spill_cap, cur ^ 1, pos[u], kept, idx[u]);
+        atomicAdd(&s_hist()[digit_of(kept, ROUND_DIGIT(next_digit))], 1);
+#else
         frontier_store(c.spill, c.spill_cap, cur ^ 1, pos[u], key[u], idx[u]);
         atomicAdd(&s_hist()[digit_of(key[u], next_digit)], 1);
+#endif
       }
     }
   }
 }
 
 // The boundary group of at most one warp's size (usually the case after the second key digit,
-// or after a linear first round): warp 0 ranks it by full key, equal keys by position, and the
-// first `quota` complete the row in the last slots. Saves the remaining digits' histograms,
-// scans and passes.
+// or after a linear first round): warp 0 ranks it by full key, equal keys by frontier position
+// (with ties=lowest by row position), and the first `quota` complete the row in the last slots.
+// Saves the remaining digits' histograms, scans and passes.
 __device__ __forceinline__ void finish_in_one_warp(int n, int cur, int quota, RowCtx& c,
                                                    int* __restrict__ out_row) {
   if (threadIdx.x < 32) {
@@ -131,9 +150,16 @@ __device__ __forceinline__ void finish_in_one_warp(int n, int cur, int quota, Ro
     int rank = 0;
     for (int o = 0; o < n; ++o) {
       const u32 other = __shfl_sync(FULL_MASK, key, o);
+#if CALL_IO
+      if constexpr (LOWEST_TIES) {
+        const int other_idx = __shfl_sync(FULL_MASK, idx, o);
+        rank += other < key || (other == key && other_idx < idx);
+        continue;
+      }
+#endif
       rank += other < key || (other == key && o < lane);
     }
-    if (lane < n && rank < quota) out_row[K - quota + rank] = idx;
+    if (lane < n && rank < quota) put_selected(out_row, K - quota + rank, idx);
   }
   __syncthreads();
 }
@@ -185,15 +211,15 @@ __device__ __forceinline__ void refine_on_chip(int n, float lo, float upper, int
   }
   __syncthreads();
 #pragma unroll
-  for (int j = 0; j < NUM_DIGITS; ++j) {
+  for (int j = 0; j < REFINE_ROUNDS; ++j) {
     if (n == quota) { emit_whole_frontier(n, cur, c, out_row); break; }
     if (n <= 32) { finish_in_one_warp(n, cur, quota, c, out_row); break; }
     const Boundary b = find_boundary<HIST_BINS>(quota);
-    if (b.bin >= (1 << digit_width(j))) break;  // only reachable with NaN input (reported)
+    if (b.bin >= (1 << digit_width(ROUND_DIGIT(j)))) break;  // only reachable with NaN input (reported)
     start_round();
     const int ties = quota - b.before;  // boundary-group items still needed
-    partition_frontier(n, cur, (u32)b.bin, j == NUM_DIGITS - 1, ties, j + 1,
-                       [j](u32 key) { return digit_of(key, j); }, c, out_row);
+    partition_frontier(n, cur, (u32)b.bin, j == REFINE_ROUNDS - 1, ties, j + 1,
+                       [j](u32 key) { return digit_of(key, ROUND_DIGIT(j)); }, c, out_row);
     __syncthreads();
     quota = ties;
     n = *s_counter(C_NEXT);
@@ -205,6 +231,53 @@ __device__ __forceinline__ void refine_on_chip(int n, float lo, float upper, int
 // Refinement of a frontier larger than shared memory plus the spill slice: it was counted but
 // not stored, so every digit re-reads the row, filtered by the boundary prefix found so far
 // (the same classification, more row traffic).
+#if CALL_IO
+// With the call interface: the rounds of REFINE_ROUNDS, those past the key's digits (ties=lowest)
+// over the positions of the scores with the K-th key.
+template <class Src>
+__device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
+                                 int* __restrict__ out_row) {
+  src.for_each([&](float x, int i) {
+    if (x >= lo && !(x >= hi)) atomicAdd(&s_hist()[digit_of(desc_key32(x), 0)], 1);
+  });
+  __syncthreads();
+  u32 prefix = 0u;     // the round key's prefix found so far
+  u32 threshold = 0u;  // the K-th key, once the key's digits are done
+#pragma unroll
+  for (int j = 0; j < REFINE_ROUNDS; ++j) {
+    const int dj = ROUND_DIGIT(j);
+    const bool positions = j >= NUM_DIGITS;
+    const Boundary b = find_boundary<HIST_BINS>(quota);
+    if (b.bin >= (1 << digit_width(dj))) break;  // only reachable with NaN input (reported)
+    start_round();
+    const bool last = j == REFINE_ROUNDS - 1;
+    const u32 bin = (u32)b.bin;
+    const int ties = quota - b.before;  // boundary-group items still needed
+    src.for_each_uniform([&](float x, int i, bool v) {
+      const u32 key = desc_key32(x);
+      const u32 round_key = positions ? (u32)i : key;
+      const bool group = positions ? key == threshold : true;
+      const bool in = v && x >= lo && !(x >= hi) && group &&
+                      (dj == 0 || (round_key >> digit_shift(dj - 1)) == prefix);
+      const u32 d = digit_of(round_key, dj);
+      emit_output(in && d < bin, i, out_row, K);
+      const bool keep = in && d == bin;
+      if (last) {
+        // Equal round keys: any `ties` of them complete the row, in the last slots.
+        const int pos = warp_reserve(keep, s_counter(C_TIES));
+        if (keep && pos < ties) put_selected(out_row, K - ties + pos, i, x);
+      } else if (keep) {
+        const u32 next = j + 1 == NUM_DIGITS ? (u32)i : round_key;
+        atomicAdd(&s_hist()[digit_of(next, ROUND_DIGIT(j + 1))], 1);
+      }
+    });
+    __syncthreads();
+    prefix = dj == 0 ? bin : ((prefix << digit_width(dj)) | bin);
+    if (j == NUM_DIGITS - 1) threshold = prefix;
+    quota = ties;
+  }
+}
+#else
 template <class Src>
 __device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
                                  int* __restrict__ out_row) {
@@ -231,7 +304,7 @@ __device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
       if (last) {
         // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
         const int pos = warp_reserve(keep, s_counter(C_TIES));
-        if (keep && pos < ties) out_row[K - ties + pos] = i;
+        if (keep && pos < ties) put_selected(out_row, K - ties + pos, i, x);
       } else if (keep) {
         atomicAdd(&s_hist()[digit_of(key, j + 1)], 1);
       }
@@ -241,6 +314,7 @@ __device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
     quota = ties;
   }
 }
+#endif
 
 // On entry frontier 0 holds the C_COUNT candidates (all scores in [lo, hi)), `quota` slots
 // remain, and s_hist (HIST_BINS) was cleared before a barrier: the callers clear it while their

@@ -41,9 +41,19 @@ ENTRY(ENTRY_PARAMS) {
     m = m < 0 ? 0 : m_cap;
   }
   RowCtx c = make_ctx(spill, spill_cap);
+#if CALL_IO
+  const CallArgs call = CALL_ARGS;
+#endif
   for (int row = blockIdx.x; row < m; row += gridDim.x) {
+#if CALL_IO
+    const RowSpan span =
+        begin_call_row(call, scores, pitch, row, width, out_pitch, control + CONTROL_STATUS);
+    int L = span.L;
+    const float* row_ptr = scores + (long long)row * pitch + span.start;
+#else
     int L = checked_length(lengths, row, width, control);
     const float* row_ptr = scores + (long long)row * pitch;
+#endif
     int q0 = 0;
     int route;
     if (REGISTER_ROW) {
@@ -61,6 +71,9 @@ ENTRY(ENTRY_PARAMS) {
       src.L = L;
       route = select_row(src, row_ptr, L, 0, out + (long long)row * out_pitch, c, q0);
     }
+#if CALL_IO
+    finish_call_row(out + (long long)row * out_pitch, L);
+#endif
     finish_row(c, row, route, q0, control, row_info);
   }
 }

@@ -8,7 +8,11 @@ __device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int
   q0 = 0;
   PROBE_ROW_START();
   if (L <= K) {
+#if CALL_IO
+    put_short_row(out_row, L, c.nan);
+#else
     for (int i = threadIdx.x; i < K; i += THREADS) out_row[i] = i < L ? i : -1;
+#endif
     return ROUTE_SHORT;
   }
   reset_row_counters();

@@ -25,6 +25,7 @@
 #define RS_LO_KEY 4  // frontier: keys <= lo_key (0xffffffff: every valid score)
 #define RS_PREFIX 5  // radix prefix found so far; the full threshold key after the last digit
 #define RS_QUOTA 6   // slots still to fill inside the current prefix group (of RS_WORDS)
+#define RS_POS 7     // ties=lowest: the position prefix; the last tie's position after the last digit
 #define ROW_ACTIVE 1u
 #define ROW_USABLE 2u
 #define ROW_IN_BUFFER 4u
@@ -42,13 +43,29 @@ struct ShardWs {
   int* cand_pos;
 };
 
+// Histogram regions of the digit stages: the key's digits, with ties=lowest then the digits of the
+// boundary key's positions (the composite key (key, position) is a total order).
+#if CALL_IO
+constexpr int DIGIT_REGIONS = LOWEST_TIES ? 2 * NUM_DIGITS : NUM_DIGITS;
+
+// Whether a score with key `key` at global position `gpos` is one of the ties that complete its
+// row: any with the threshold key `t` (the emit stage takes as many as are needed); with
+// ties=lowest, only those up to the last tie's position.
+__device__ __forceinline__ bool completing_tie(u32 key, u32 t, int gpos, const u32* st) {
+  if constexpr (LOWEST_TIES) return key == t && (u32)gpos <= st[RS_POS];
+  return key == t;
+}
+#else
+#define DIGIT_REGIONS NUM_DIGITS
+#endif
+
 __device__ __forceinline__ ShardWs shard_ws(u32* ws, int m_cap, int ranks) {
   ShardWs w;
   const long long m = m_cap;
   w.sample = ws;
   w.counts = w.sample + m * COARSE_BINS;
   w.digits = w.counts + m * 2;
-  w.ranks = w.digits + (long long)NUM_DIGITS * m * HIST_BINS;
+  w.ranks = w.digits + (long long)DIGIT_REGIONS * m * HIST_BINS;
   w.staged = w.ranks + m * ranks * 2;
   w.state = w.staged + m * K;
   w.local = w.state + m * RS_WORDS;
@@ -111,6 +128,9 @@ __device__ __forceinline__ void for_each_source(const float* __restrict__ row, i
 extern "C" __global__ void __launch_bounds__(THREADS)
 ENTRY(ENTRY_PARAMS) {
   const ShardWs w = shard_ws(ws, m_cap, ranks);
+#if CALL_IO
+  const CallArgs call = CALL_ARGS;
+#endif
   int m = *live_rows;
   if (m > m_cap || m < 0) {
     if (stage == STAGE_SAMPLE && threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.y == 0)
@@ -118,15 +138,30 @@ ENTRY(ENTRY_PARAMS) {
     m = m < 0 ? 0 : m_cap;
   }
   for (int row = blockIdx.y; row < m; row += gridDim.y) {
+#if CALL_IO
+    // One rank (map=staged): the window is the row; its start moves the row's scores.
+    const bool report = stage == STAGE_SAMPLE && blockIdx.x == 0;
+    RowSpan span = call_row_span(call, row, total_width, w.status, report);
+    if (!transform_fits(call, row, span)) {
+      if (report && threadIdx.x == 0) atomicOr(w.status, STATUS_BAD_TRANSFORM);
+      span.L = 0;
+    }
+    const int L = span.L;
+#else
     int L = lengths[row];
     if (L < 0 || L > total_width) {
       if (stage == STAGE_SAMPLE && threadIdx.x == 0 && blockIdx.x == 0) atomicOr(w.status, STATUS_BAD_LENGTH);
       L = 0;
     }
+#endif
     const int local_len = max(0, min(L - offset, shard_width));
     const int lo = min(local_len, blockIdx.x * chunk_len);
     const int hi = min(local_len, lo + chunk_len);
+#if CALL_IO
+    const float* row_ptr = scores + (long long)row * pitch + span.start;
+#else
     const float* row_ptr = scores + (long long)row * pitch;
+#endif
     u32* st = w.state + (long long)row * RS_WORDS;
     u32* cur = w.local + (long long)row * CURSOR_WORDS;
     u32* keys = w.cand_keys + (long long)row * CANDS;
@@ -260,6 +295,27 @@ ENTRY(ENTRY_PARAMS) {
       __syncthreads();
       const u32 lo_key = st[RS_LO_KEY], prefix = st[RS_PREFIX];
       const int n = (int)min(cur[0], (u32)CANDS);
+#if CALL_IO
+      if (LOWEST_TIES && digit >= NUM_DIGITS) {
+        // The boundary key's positions (global), one digit a stage.
+        const int pd = digit - NUM_DIGITS;
+        const u32 pos_prefix = st[RS_POS];
+        auto count_tie = [&](u32 key, int p) {
+          const u32 g = (u32)(offset + p);
+          if (key == prefix && (pd == 0 || (g >> digit_shift(pd - 1)) == pos_prefix))
+            atomicAdd(&s_hist()[digit_of(g, pd)], 1);
+        };
+        if (st[RS_FLAGS] & ROW_IN_BUFFER) {
+          if (blockIdx.x == 0)
+            for (int p = threadIdx.x; p < n; p += THREADS) count_tie(keys[p], pos[p]);
+        } else {
+          for_each_source(row_ptr, lo, hi, st, keys, pos, n, count_tie);
+        }
+        flush_hist(w.digits + ((long long)digit * m_cap + row) * HIST_BINS, HIST_BINS);
+        __syncthreads();
+        continue;
+      }
+#endif
       auto in_group = [&](u32 key) {
         return key <= lo_key && (digit == 0 || (key >> digit_shift(digit - 1)) == prefix);
       };
@@ -284,6 +340,17 @@ ENTRY(ENTRY_PARAMS) {
       if (blockIdx.x != 0 || !active) continue;
       load_hist(w.digits + ((long long)digit * m_cap + row) * HIST_BINS, HIST_BINS);
       const Boundary b = find_boundary<HIST_BINS>((int)st[RS_QUOTA]);
+#if CALL_IO
+      if (LOWEST_TIES && digit >= NUM_DIGITS) {
+        if (threadIdx.x == 0) {
+          const int pd = digit - NUM_DIGITS;
+          const u32 pos_prefix = st[RS_POS];
+          st[RS_POS] = pd == 0 ? (u32)b.bin : ((pos_prefix << digit_width(pd)) | (u32)b.bin);
+          st[RS_QUOTA] = st[RS_QUOTA] - (u32)b.before;
+        }
+        continue;
+      }
+#endif
       if (threadIdx.x == 0) {
         const u32 prefix = st[RS_PREFIX];
         st[RS_PREFIX] = digit == 0 ? (u32)b.bin : ((prefix << digit_width(digit)) | (u32)b.bin);
@@ -295,10 +362,17 @@ ENTRY(ENTRY_PARAMS) {
       const u32 t = st[RS_PREFIX];
       const int n = (int)min(cur[0], (u32)CANDS);
       int above = 0, ties = 0;
+#if CALL_IO
+      for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int p) {
+        above += key < t;
+        ties += completing_tie(key, t, offset + p, st);
+      });
+#else
       for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int) {
         above += key < t;
         ties += key == t;
       });
+#endif
       add_block_counts(above, ties, w.ranks + ((long long)row * ranks + rank) * 2);
       __syncthreads();
     } else if (stage == STAGE_EMIT) {
@@ -312,7 +386,17 @@ ENTRY(ENTRY_PARAMS) {
       }
       if (!owns_source(st)) continue;
       const u32 t = st[RS_PREFIX];
+#if CALL_IO
+      // With ties=lowest the position digits spent the quota: the ties that complete the row
+      // are the slots the scores above the threshold leave.
+      int need = (int)st[RS_QUOTA];
+      if constexpr (LOWEST_TIES) {
+        need = K;
+        for (int q = 0; q < ranks; ++q) need -= (int)w.ranks[((long long)row * ranks + q) * 2];
+      }
+#else
       const int need = (int)st[RS_QUOTA];  // ties that complete the row
+#endif
       int above_before = 0, ties_before = 0;
       for (int q = 0; q < rank; ++q) {
         above_before += (int)w.ranks[((long long)row * ranks + q) * 2];
@@ -326,7 +410,12 @@ ENTRY(ENTRY_PARAMS) {
         for (int base = 0; base < n; base += THREADS) {
           const int p = base + threadIdx.x;
           const u32 key = p < n ? keys[p] : 0xffffffffu;
+#if CALL_IO
+          const bool above = p < n && key < t;
+          const bool tie = p < n && completing_tie(key, t, offset + (p < n ? pos[p] : 0), st);
+#else
           const bool above = p < n && key < t, tie = p < n && key == t;
+#endif
           const int a = warp_reserve(above, s_counter(C_OUT));
           if (above) slots[above_before + a] = (u32)(offset + pos[p]);
           const int b = ties_before + warp_reserve(tie, s_counter(C_TIES));
@@ -337,7 +426,11 @@ ENTRY(ENTRY_PARAMS) {
         for_each_source(row_ptr, lo, hi, st, keys, pos, n, [&](u32 key, int i) {
           if (key < t) {
             slots[above_before + (int)atomicAdd(cur + 1, 1u)] = (u32)(offset + i);
+#if CALL_IO
+          } else if (completing_tie(key, t, offset + i, st)) {
+#else
           } else if (key == t) {
+#endif
             const int tie = ties_before + (int)atomicAdd(cur + 2, 1u);
             if (tie < need) slots[K - need + tie] = (u32)(offset + i);
           }
@@ -346,8 +439,28 @@ ENTRY(ENTRY_PARAMS) {
     } else if (stage == STAGE_COPY) {
       const u32* slots = w.staged + (long long)row * K;
       int* dst = out + (long long)row * out_pitch;
+#if CALL_IO
+      // The row's positions as the call stores them (one CTA per row with order=sorted).
+      describe_row(call, scores, pitch, row, out_pitch, span, w.status);
+      __syncthreads();
+      bool nan = false;
+      for (int i = blockIdx.x * THREADS + threadIdx.x; i < K; i += gridDim.x * THREADS) {
+        const u32 p = slots[i];
+        if (p == 0xffffffffu) {
+          put_padding(dst, i);
+        } else {
+          // A short row's scores are read here first (values, sorting): its NaN is found here.
+          const float x = VALUES || (SORTED && !active) ? load_cg(s_row_io.row + p) : 0.0f;
+          nan |= !active && x != x;
+          put_selected(dst, i, (int)p, x);
+        }
+      }
+      if (__syncthreads_or(nan ? 1 : 0) && threadIdx.x == 0) atomicOr(w.status, STATUS_NAN);
+      finish_call_row(dst, L);
+#else
       for (int i = blockIdx.x * THREADS + threadIdx.x; i < K; i += gridDim.x * THREADS)
         dst[i] = (int)slots[i];
+#endif
     }
   }
 }

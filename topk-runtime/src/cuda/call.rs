@@ -10,8 +10,8 @@
 //! workspace out from the row capacity it is given, so a smaller call uses a smaller layout in
 //! the same buffer and copies its status words to where [`Workspace::status`] reads them.
 
-use super::entry_args::SelectorArgs;
-use super::launch::{RawBuffers, Workspace};
+use super::entry_args::{CallArgs, SelectorArgs, SelectorHead, SelectorTail};
+use super::launch::{CallBuffers, RawBuffers, Workspace};
 use super::plan::{Plan, StagedLayout};
 use crate::{Error, Result};
 use cudarc::driver::{CudaStream, DevicePtrMut};
@@ -96,42 +96,69 @@ impl Plan {
         io: RawBuffers,
         ws: &mut Workspace,
     ) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.launch_call_with(stream, call, io, &CallBuffers::PLAIN, ws) }
+    }
+
+    /// [`Plan::launch_call`] for a plan whose spec has a call interface beyond the plain
+    /// operator (`docs/interface.md`): `buffers` carries its row source, transform and values
+    /// output, of the kinds the spec names (else an error before anything is launched).
+    ///
+    /// # Safety
+    /// As [`Plan::launch_call`], and: a window's `starts` and `ends` must point to `rows` i32,
+    /// decode `seq_lens` to `rows / next_n` (rounded up) i32, `offsets` to `rows` i32, a page
+    /// table to `(rows - 1) * pitch + columns` i32 (`columns` when the pitch is 0), and
+    /// `values` to `(rows - 1) * out_pitch + K` writable f32.
+    pub unsafe fn launch_call_with(
+        &self,
+        stream: &Arc<CudaStream>,
+        call: CallShape,
+        io: RawBuffers,
+        buffers: &CallBuffers,
+        ws: &mut Workspace,
+    ) -> Result<()> {
         self.check_call(&call)?;
         self.check_workspace(ws)?;
+        let args = buffers.args(&self.spec, io.lengths)?;
         if let Some(stages) = &self.stages {
             // SAFETY: forwarded from the caller.
-            return unsafe { self.launch_call_stages(stages, stream, call, io, ws) };
+            return unsafe { self.launch_call_stages(stages, stream, call, io, args, ws) };
         }
         // SAFETY: forwarded from the caller.
-        unsafe { self.launch_kernel(stream, call, io, ws) }
+        unsafe { self.launch_kernel(stream, call, io, args, ws) }
     }
 
     /// The single kernel of a non-staged plan for `call` (checked by the caller).
     ///
     /// # Safety
     /// As [`Plan::launch_call`].
-    pub(super) unsafe fn launch_kernel(
+    unsafe fn launch_kernel(
         &self,
         stream: &Arc<CudaStream>,
         call: CallShape,
         io: RawBuffers,
+        call_args: CallArgs,
         ws: &mut Workspace,
     ) -> Result<()> {
         let (spill, _sp) = ws.spill.device_ptr_mut(stream);
         let (control, _c) = ws.control.device_ptr_mut(stream);
         let args = SelectorArgs {
-            scores: io.scores,
-            pitch: call.pitch as i64,
-            lengths: io.lengths,
-            live_rows: io.live_rows,
-            m_cap: call.rows as i32,
-            width: call.width as i32,
-            out: io.out,
-            out_pitch: call.out_pitch as i64,
-            spill,
-            spill_cap: self.spill_cap as i32,
-            control,
-            row_info: io.row_info,
+            head: SelectorHead {
+                scores: io.scores,
+                pitch: call.pitch as i64,
+            },
+            call: call_args,
+            tail: SelectorTail {
+                live_rows: io.live_rows,
+                m_cap: call.rows as i32,
+                width: call.width as i32,
+                out: io.out,
+                out_pitch: call.out_pitch as i64,
+                spill,
+                spill_cap: self.spill_cap as i32,
+                control,
+                row_info: io.row_info,
+            },
         };
         // SAFETY: the caller vouches for the pointers; the workspace is this plan's.
         unsafe { args.launch(stream, &self.loaded.func, self.launch_config()) }
@@ -143,12 +170,13 @@ impl Plan {
     ///
     /// # Safety
     /// As [`Plan::launch_call`].
-    pub(super) unsafe fn launch_call_stages(
+    unsafe fn launch_call_stages(
         &self,
         stages: &StagedLayout,
         stream: &Arc<CudaStream>,
         call: CallShape,
         io: RawBuffers,
+        call_args: CallArgs,
         ws: &mut Workspace,
     ) -> Result<()> {
         use super::sharded::stages::{steps, RankPlace, Regions, StageLaunch, Step};
@@ -190,14 +218,23 @@ impl Plan {
         let chain = if call.rows == self.request.m_cap {
             stages.steps.clone()
         } else {
-            steps(&regions, stages.chunks, call.rows, self.spec.k, self.block)
+            steps(&regions, stages.chunks, call.rows, &self.spec, self.block)
         };
         let (words, _w) = ws.control.device_ptr_mut(stream);
         for step in &chain {
             if let &Step::Stage { stage, digit, grid } = step {
                 // SAFETY: the caller vouches for `io`; `words` is this plan's staged workspace,
                 // which holds the layout of any row count up to M_cap.
-                unsafe { launch.launch(stream, (stage, digit, grid), place, &rank_io, words)? };
+                unsafe {
+                    launch.launch(
+                        stream,
+                        (stage, digit, grid),
+                        place,
+                        &rank_io,
+                        &call_args,
+                        words,
+                    )?
+                };
             }
         }
         let (from, to) = (regions.status.clone(), stages.regions.status.clone());

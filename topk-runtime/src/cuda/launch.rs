@@ -1,5 +1,9 @@
 //! Workspace and launch: the typed API over cudarc views, and a raw one over device pointers.
 
+use super::entry_args::{
+    CallArgs, DecodeArgs, LengthsArgs, OffsetArgs, PagedArgs, RowArgs, TransformArgs, ValuesArgs,
+    WindowArgs,
+};
 use super::plan::{Plan, CONTROL_WORDS};
 use crate::{Error, Result};
 use cudarc::driver::{
@@ -94,7 +98,9 @@ impl Workspace {
 }
 
 /// Device pointers of one call, for producers outside cudarc (PyTorch through DLPack, candle,
-/// ...): the same buffers as [`LaunchBuffers`]; `row_info` is 0 when not wanted.
+/// ...): the same buffers as [`LaunchBuffers`]; `row_info` is 0 when not wanted. `lengths` is
+/// read only by a plan whose spec has `rows=lengths` (the others take their row source from
+/// [`CallBuffers`]: pass 0).
 #[derive(Clone, Copy, Debug)]
 pub struct RawBuffers {
     pub scores: CUdeviceptr,
@@ -102,6 +108,170 @@ pub struct RawBuffers {
     pub live_rows: CUdeviceptr,
     pub out: CUdeviceptr,
     pub row_info: CUdeviceptr,
+}
+
+/// Where each row's valid scores lie on the device (the spec's `rows`; `docs/interface.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeviceRows {
+    /// `rows=lengths`: [`RawBuffers::lengths`].
+    #[default]
+    Lengths,
+    /// `rows=window(..)`: `M_cap` window starts and `M_cap` window ends (int32); row r's valid
+    /// scores are `[starts[r], ends[r])`.
+    Window {
+        starts: CUdeviceptr,
+        ends: CUdeviceptr,
+    },
+    /// `rows=decode`: one sequence length (int32) per `next_n` rows; row r is valid on
+    /// `[0, seq_lens[r / next_n] - next_n + 1 + r % next_n)`.
+    Decode { seq_lens: CUdeviceptr, next_n: u32 },
+}
+
+/// What is written for a selected position on the device (the spec's `transform`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeviceTransform {
+    /// The index itself.
+    #[default]
+    None,
+    /// `index + offsets[r]`: `M_cap` int32 offsets.
+    Offset { offsets: CUdeviceptr },
+    /// `table[r * pitch + index / page_size] * page_size + index % page_size`: an int32 page
+    /// table of `columns` pages per row at row pitch `pitch` elements (0: one row shared by
+    /// all), `page_size >= 1`.
+    Paged {
+        table: CUdeviceptr,
+        columns: u32,
+        pitch: u64,
+        page_size: u32,
+    },
+}
+
+/// The device buffers of a call's interface beyond the plain operator ([`topk_dsl::Io`]), for
+/// [`Plan::launch_call_with`]: the row source unless it is `lengths`, the transform's array and
+/// scalars, and the values output. Their kinds must be the plan's spec's; the default is the
+/// plain operator's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallBuffers {
+    pub rows: DeviceRows,
+    pub transform: DeviceTransform,
+    /// `(rows - 1) * out_pitch + K` writable f32 at the index output's pitch (`values=true`),
+    /// else 0.
+    pub values: CUdeviceptr,
+}
+
+impl CallBuffers {
+    /// The plain operator's: lengths, no transform, no values.
+    pub const PLAIN: CallBuffers = CallBuffers {
+        rows: DeviceRows::Lengths,
+        transform: DeviceTransform::None,
+        values: 0,
+    };
+
+    /// The launch arguments of these buffers for a plan of `spec`, after checking that they
+    /// are of the kinds the spec's interface names and that the scalars fit the kernels' ints.
+    pub(crate) fn args(&self, spec: &topk_dsl::Spec, lengths: CUdeviceptr) -> Result<CallArgs> {
+        use topk_dsl::{Rows, Transform};
+        let io = &spec.io;
+        let mismatch = |what: &str, spec_has: String| {
+            Error::Input(format!(
+                "the plan's spec has {spec_has} but the call passes {what}; pass the buffers \
+                 its interface names (CallBuffers) or plan for another spec"
+            ))
+        };
+        let int = |what: &str, v: u64, min: u64| {
+            if v < min || v > i32::MAX as u64 {
+                Err(Error::Input(format!(
+                    "{what} {v} is outside {min}..={}",
+                    i32::MAX
+                )))
+            } else {
+                Ok(v as i32)
+            }
+        };
+        let rows = match (self.rows, io.rows) {
+            (DeviceRows::Lengths, Rows::Lengths) => RowArgs::Lengths(LengthsArgs { lengths }),
+            (DeviceRows::Window { starts, ends }, Rows::Window { .. }) => {
+                RowArgs::Window(WindowArgs { starts, ends })
+            }
+            (DeviceRows::Decode { seq_lens, next_n }, Rows::Decode) => {
+                RowArgs::Decode(DecodeArgs {
+                    seq_lens,
+                    next_n: int("next_n", next_n as u64, 1)?,
+                })
+            }
+            (given, _) => return Err(mismatch(given.describe(), format!("rows={}", io.rows))),
+        };
+        let transform = match (self.transform, io.transform) {
+            (DeviceTransform::None, Transform::None) => TransformArgs::None,
+            (DeviceTransform::Offset { offsets }, Transform::Offset) => {
+                TransformArgs::Offset(OffsetArgs { offsets })
+            }
+            (
+                DeviceTransform::Paged {
+                    table,
+                    columns,
+                    pitch,
+                    page_size,
+                },
+                Transform::Paged,
+            ) => TransformArgs::Paged(PagedArgs {
+                page_table: table,
+                page_columns: int("page-table columns", columns as u64, 0)?,
+                page_pitch: i64::try_from(pitch)
+                    .map_err(|_| Error::Input(format!("page-table pitch {pitch} exceeds int64")))?,
+                page_size: int("page size", page_size as u64, 1)?,
+            }),
+            (given, _) => {
+                return Err(mismatch(
+                    given.describe(),
+                    format!("transform={}", io.transform),
+                ))
+            }
+        };
+        let values = match (self.values, io.values) {
+            (0, false) => None,
+            (values, true) if values != 0 => Some(ValuesArgs { values }),
+            (0, true) => {
+                return Err(Error::Input(
+                    "the plan's spec has values=true but the call passes no values buffer; \
+                     pass one of rows x K f32 at the index pitch"
+                        .into(),
+                ))
+            }
+            _ => {
+                return Err(Error::Input(
+                    "a values buffer was given but the plan's spec has no values=true; plan \
+                     for a spec with values=true, or pass none"
+                        .into(),
+                ))
+            }
+        };
+        Ok(CallArgs {
+            rows,
+            transform,
+            values,
+        })
+    }
+}
+
+impl DeviceRows {
+    fn describe(&self) -> &'static str {
+        match self {
+            DeviceRows::Lengths => "lengths",
+            DeviceRows::Window { .. } => "window starts and ends",
+            DeviceRows::Decode { .. } => "decode seq_lens",
+        }
+    }
+}
+
+impl DeviceTransform {
+    fn describe(&self) -> &'static str {
+        match self {
+            DeviceTransform::None => "no transform",
+            DeviceTransform::Offset { .. } => "offsets",
+            DeviceTransform::Paged { .. } => "a page table",
+        }
+    }
 }
 
 /// Device inputs and outputs of one call, as cudarc views.
@@ -170,7 +340,9 @@ impl Plan {
         )
     }
 
-    /// Launches the selector on `stream`. Graph-capturable: no allocation, no host read-back.
+    /// Launches the selector on `stream` (a plan of the plain operator's interface: see
+    /// [`Plan::launch_call_with`] for the others). Graph-capturable: no allocation, no host
+    /// read-back.
     pub fn launch(
         &self,
         stream: &Arc<CudaStream>,
@@ -218,15 +390,9 @@ impl Plan {
         io: RawBuffers,
         ws: &mut Workspace,
     ) -> Result<()> {
-        self.check_workspace(ws)?;
         let call = super::call::CallShape::of_plan(self);
         // SAFETY: forwarded from the caller; `call` is the plan's own extents.
-        unsafe {
-            match &self.stages {
-                Some(stages) => self.launch_call_stages(stages, stream, call, io, ws),
-                None => self.launch_kernel(stream, call, io, ws),
-            }
-        }
+        unsafe { self.launch_call(stream, call, io, ws) }
     }
 }
 

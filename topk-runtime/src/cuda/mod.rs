@@ -23,7 +23,9 @@ pub mod timing;
 pub mod tune;
 
 pub use call::CallShape;
-pub use launch::{LaunchBuffers, RawBuffers, StreamJoin, Workspace};
+pub use launch::{
+    CallBuffers, DeviceRows, DeviceTransform, LaunchBuffers, RawBuffers, StreamJoin, Workspace,
+};
 pub use plan::{Plan, PlanRequest, SpecSource};
 pub use selector::CudaSelector;
 pub mod bench;

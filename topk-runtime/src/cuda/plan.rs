@@ -236,7 +236,7 @@ fn staged_plan(gpu: &Gpu, request: PlanRequest, choice: Choice, built: Built) ->
     let (chunks, chunk_len) =
         super::sharded::stages::chunking(request.width, request.m_cap, gpu.props().sms);
     let regions = super::sharded::stages::Regions::new(&spec, request.m_cap as usize, 1);
-    let steps = super::sharded::stages::steps(&regions, chunks, request.m_cap, spec.k, block);
+    let steps = super::sharded::stages::steps(&regions, chunks, request.m_cap, &spec, block);
     Ok(Plan {
         request,
         spec,

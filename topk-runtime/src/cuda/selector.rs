@@ -1,12 +1,18 @@
 //! Host-memory convenience over a Plan: upload, launch, check the status word, download.
 //! (Engines keep their data on the device and use `Plan::launch` directly.)
 
+use super::call::CallShape;
 use super::device::Gpu;
-use super::launch::{status, LaunchBuffers, Workspace};
+use super::launch::{
+    status, CallBuffers, DeviceRows, DeviceTransform, LaunchBuffers, RawBuffers, Workspace,
+};
 use super::plan::{Plan, PlanRequest};
+use crate::call::{check_values, resolve, CallIo, CallOut, IndexTransform, RowSource, RowWindow};
 use crate::input::{check_indices, check_matrix};
 use crate::routes::{Route, RouteStats};
+use crate::score::ScoreRows;
 use crate::{Error, Result, ScoreMatrix};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 /// A planned selector with its workspace, for scores in host memory.
 pub struct CudaSelector {
@@ -110,6 +116,209 @@ impl CudaSelector {
             .map_err(|e| cuda("downloading row statistics", e))?;
         Ok(route_stats(&info, per_row_routes))
     }
+}
+
+impl CudaSelector {
+    /// Selects every row of a call through the call interface (`docs/interface.md`): the
+    /// scores and `io` in host memory, the plan's spec's interface, written into `out` as
+    /// [`crate::cpu::select_with`] writes it. The inputs are checked on the host first, with the
+    /// CPU backend's errors; a status bit the kernels raise becomes an error naming the row.
+    /// Nothing is written to `out` unless the call succeeds.
+    pub fn select_call(
+        &mut self,
+        scores: &ScoreRows<f32>,
+        io: &CallIo,
+        out: CallOut<f32>,
+        per_row_routes: bool,
+    ) -> Result<RouteStats> {
+        let spec = self.plan.spec;
+        let r = self.plan.request;
+        let k = r.k as usize;
+        let (windows, _) = resolve(&spec, scores, io)?;
+        let CallOut {
+            indices,
+            pitch: out_pitch,
+            values,
+        } = out;
+        check_indices(scores.rows, k, indices.len(), out_pitch)?;
+        check_values(&spec, values.as_deref(), scores.rows, k, out_pitch)?;
+        if scores.rows > r.m_cap as usize {
+            return Err(Error::Input(format!(
+                "{} rows but the plan holds at most M_cap = {}",
+                scores.rows, r.m_cap
+            )));
+        }
+        if scores.width != r.width as usize || scores.pitch != r.pitch as usize {
+            return Err(Error::Input(format!(
+                "matrix width/pitch {}/{} differ from the plan's {}/{}",
+                scores.width, scores.pitch, r.width, r.pitch
+            )));
+        }
+        let rows = scores.rows;
+        if rows == 0 {
+            return Ok(route_stats(&[], per_row_routes));
+        }
+        let stream = self.gpu.stream().clone();
+        let cuda = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));
+        let up = |what: &str, v: &[i32]| {
+            stream
+                .clone_htod(if v.is_empty() { &[0][..] } else { v })
+                .map_err(|e| cuda(what, e))
+        };
+        let need = (rows - 1) * scores.pitch + scores.width;
+        let d_scores = stream
+            .clone_htod(&scores.data[..need])
+            .map_err(|e| cuda("uploading scores", e))?;
+        let d_live = up("uploading the row count", &[rows as i32])?;
+        let (first, second) = match io.rows {
+            RowSource::Lengths(lengths) => (lengths, &[][..]),
+            RowSource::Window { starts, ends } => (starts, ends),
+            RowSource::Decode { seq_lens, .. } => (seq_lens, &[][..]),
+        };
+        let d_rows = (
+            up("uploading the row source", first)?,
+            up("uploading the row source", second)?,
+        );
+        let table: &[i32] = match io.transform {
+            IndexTransform::None => &[],
+            IndexTransform::Offset(offsets) => offsets,
+            IndexTransform::Paged(t) => t.data,
+        };
+        let d_table = up("uploading the transform", table)?;
+        let out_len = (rows - 1) * r.out_pitch as usize + k;
+        let mut d_out = stream
+            .alloc_zeros::<i32>(out_len)
+            .map_err(|e| cuda("allocating the output", e))?;
+        let mut d_values = stream
+            .alloc_zeros::<f32>(if spec.io.values { out_len } else { 1 })
+            .map_err(|e| cuda("allocating the values", e))?;
+        let mut d_info = stream
+            .alloc_zeros::<i32>(2 * rows)
+            .map_err(|e| cuda("allocating row statistics", e))?;
+        self.ws.clear_status(&stream)?;
+        {
+            let ptr = |s: &cudarc::driver::CudaSlice<i32>| s.device_ptr(&stream).0;
+            let buffers = CallBuffers {
+                rows: match io.rows {
+                    RowSource::Lengths(_) => DeviceRows::Lengths,
+                    RowSource::Window { .. } => DeviceRows::Window {
+                        starts: ptr(&d_rows.0),
+                        ends: ptr(&d_rows.1),
+                    },
+                    RowSource::Decode { next_n, .. } => DeviceRows::Decode {
+                        seq_lens: ptr(&d_rows.0),
+                        next_n,
+                    },
+                },
+                transform: match io.transform {
+                    IndexTransform::None => DeviceTransform::None,
+                    IndexTransform::Offset(_) => DeviceTransform::Offset {
+                        offsets: ptr(&d_table),
+                    },
+                    IndexTransform::Paged(t) => DeviceTransform::Paged {
+                        table: ptr(&d_table),
+                        columns: u32::try_from(t.columns).map_err(|_| {
+                            Error::Input(format!("{} page-table columns exceed u32", t.columns))
+                        })?,
+                        pitch: t.pitch as u64,
+                        page_size: t.page_size,
+                    },
+                },
+                values: if spec.io.values {
+                    d_values.device_ptr_mut(&stream).0
+                } else {
+                    0
+                },
+            };
+            let raw = RawBuffers {
+                scores: d_scores.device_ptr(&stream).0,
+                lengths: ptr(&d_rows.0),
+                live_rows: ptr(&d_live),
+                out: d_out.device_ptr_mut(&stream).0,
+                row_info: d_info.device_ptr_mut(&stream).0,
+            };
+            let call = CallShape {
+                rows: rows as u32,
+                width: r.width,
+                pitch: r.pitch,
+                out_pitch: r.out_pitch,
+            };
+            // SAFETY: every buffer above was allocated for the call's extents (checked against
+            // the plan and by `resolve`) on this plan's stream, and lives until the
+            // synchronization below.
+            unsafe {
+                self.plan
+                    .launch_call_with(&stream, call, raw, &buffers, &mut self.ws)?
+            };
+        }
+        stream
+            .synchronize()
+            .map_err(|e| cuda("running the selector", e))?;
+        let bits = self.ws.status(&stream)?;
+        let host_out = stream
+            .clone_dtoh(&d_out)
+            .map_err(|e| cuda("downloading indices", e))?;
+        if bits & status::NAN != 0 {
+            return Err(locate_nan_in_windows(scores, &windows));
+        }
+        if bits & status::BAD_TRANSFORM != 0 {
+            // The per-row ranges were checked above: a used page-table entry was bad.
+            let short = (0..rows).find(|&row| {
+                let n = windows[row].len.min(k);
+                host_out[row * r.out_pitch as usize..][..n].contains(&-1)
+            });
+            return Err(Error::Input(match short {
+                Some(row) => format!(
+                    "row {row}: a page-table entry its selection uses is negative or makes an \
+                     index beyond int32; the entries of used pages must be physical page numbers"
+                ),
+                None => "the device reported a page-table entry that is negative or makes an \
+                         index beyond int32"
+                    .into(),
+            }));
+        }
+        if bits != 0 {
+            return Err(Error::Input(format!(
+                "the device reported invalid input (status bits {bits:#x})"
+            )));
+        }
+        let host_values = match spec.io.values {
+            true => Some(
+                stream
+                    .clone_dtoh(&d_values)
+                    .map_err(|e| cuda("downloading values", e))?,
+            ),
+            false => None,
+        };
+        for row in 0..rows {
+            let at = row * r.out_pitch as usize;
+            indices[row * out_pitch..][..k].copy_from_slice(&host_out[at..][..k]);
+        }
+        if let (Some(values), Some(host)) = (values, host_values) {
+            for row in 0..rows {
+                let at = row * r.out_pitch as usize;
+                values[row * out_pitch..][..k].copy_from_slice(&host[at..][..k]);
+            }
+        }
+        let info = stream
+            .clone_dtoh(&d_info)
+            .map_err(|e| cuda("downloading row statistics", e))?;
+        Ok(route_stats(&info, per_row_routes))
+    }
+}
+
+/// The first NaN among the rows' valid windows, as its row and column in the score matrix.
+fn locate_nan_in_windows(scores: &ScoreRows<f32>, windows: &[RowWindow]) -> Error {
+    for (row, w) in windows.iter().enumerate() {
+        let window = &scores.row(row)[w.start..w.start + w.len];
+        if let Some(i) = window.iter().position(|x| x.is_nan()) {
+            return Error::NaN {
+                row,
+                col: w.start + i,
+            };
+        }
+    }
+    Error::Input("the device reported a NaN score".into())
 }
 
 /// Route statistics from the per-row (route, |Q0|) pairs the kernels write.

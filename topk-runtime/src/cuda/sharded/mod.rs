@@ -17,6 +17,7 @@ pub use collective::{Collective, NcclCollective, RankWorkspace, SimulatedCollect
 pub use graph::ShardedGraph;
 
 use super::device::Gpu;
+use super::entry_args::CallArgs;
 use crate::policy::context_parallel_spec;
 use crate::sharding::Sharding;
 use crate::{Error, Result};
@@ -122,6 +123,12 @@ impl ShardedSelector {
         if request.m_cap == 0 {
             return Err(Error::Input("M_cap must be at least 1 row".into()));
         }
+        if !spec.io.is_default() {
+            return Err(Error::Input(format!(
+                "{spec}: the context-parallel selector takes lengths and writes unordered \
+                 indices; select with the call interface on one device (map=staged)"
+            )));
+        }
         Ok(generate_sharded(&spec)?)
     }
 
@@ -153,7 +160,7 @@ impl ShardedSelector {
             ranks.push(RankWorkspace { stream, words });
         }
         let (chunks, chunk_len) = chunking(sharding.shard_width as u32, m_cap, gpus[0].props().sms);
-        let steps = steps(&regions, chunks, m_cap, spec.k, source.threads);
+        let steps = steps(&regions, chunks, m_cap, &spec, source.threads);
         Ok(ShardedSelector {
             spec,
             source,
@@ -254,8 +261,9 @@ impl ShardedSelector {
                 ranks: self.sharding.ranks as u32,
             };
             let (ws, _w) = rank.words.device_ptr_mut(&rank.stream);
+            let call = CallArgs::lengths(b.lengths);
             // SAFETY: the caller vouches for `io`; `ws` is rank r's workspace of the layout size.
-            unsafe { launch.launch(&rank.stream, step, place, b, ws)? };
+            unsafe { launch.launch(&rank.stream, step, place, b, &call, ws)? };
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! stage launch.
 
 use super::RankIo;
-use crate::cuda::entry_args::StageArgs;
+use crate::cuda::entry_args::{CallArgs, StageArgs, StageHead, StageTail};
 use crate::{Error, Result};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
@@ -48,7 +48,9 @@ impl Regions {
         };
         let sample = take(m_cap * spec.coarse_bins() as usize);
         let counts = take(m_cap * 2);
-        let digits = (0..spec.digits.as_slice().len())
+        // With ties=lowest the boundary key's position digits follow the key's (sharded.cu).
+        let lowest = usize::from(spec.io.ties == topk_dsl::Ties::Lowest);
+        let digits = (0..spec.digits.as_slice().len() * (1 + lowest))
             .map(|_| take(m_cap * hist_bins))
             .collect();
         let ranks = take(m_cap * ranks * 2);
@@ -107,12 +109,22 @@ pub(crate) enum Step {
     Reduce(Range<usize>),
 }
 
-/// The stages of one call in order, with the reductions between them.
-pub(crate) fn steps(regions: &Regions, chunks: u32, m_cap: u32, k: u32, threads: u32) -> Vec<Step> {
+/// The stages of one call of `spec` in order, with the reductions between them.
+pub(crate) fn steps(
+    regions: &Regions,
+    chunks: u32,
+    m_cap: u32,
+    spec: &Spec,
+    threads: u32,
+) -> Vec<Step> {
     let rows = m_cap.min(MAX_GRID_ROWS);
     let over_positions = (chunks, rows, 1);
     let per_row = (1, rows, 1);
-    let copy_ctas = k.div_ceil(threads).min(8);
+    // With order=sorted one CTA sorts each row as it copies it.
+    let copy_ctas = match spec.io.order {
+        topk_dsl::Order::Sorted => 1,
+        topk_dsl::Order::Any => spec.k.div_ceil(threads).min(8),
+    };
     let stage = |stage, digit, grid| Step::Stage { stage, digit, grid };
     let mut out = vec![
         stage(STAGE_SAMPLE, 0, over_positions),
@@ -158,17 +170,20 @@ pub(crate) struct StageLaunch<'a> {
 }
 
 impl StageLaunch<'_> {
-    /// Enqueues one stage on `stream` over `grid`, for a rank at `place` with workspace `ws`.
+    /// Enqueues one stage on `stream` over `grid`, for a rank at `place` with workspace `ws`
+    /// and the call interface's arguments `call` (the spec's kinds).
     ///
     /// # Safety
     /// `io` and `ws` must be live device pointers of `stream`'s context with the extents
-    /// [`RankIo`] states and a workspace of the stage layout's size.
+    /// [`RankIo`] states and a workspace of the stage layout's size; `call`'s arrays those of
+    /// `Plan::launch_call_with`.
     pub unsafe fn launch(
         &self,
         stream: &Arc<CudaStream>,
         (stage, digit, grid): (i32, i32, (u32, u32, u32)),
         place: RankPlace,
         io: &RankIo,
+        call: &CallArgs,
         ws: CUdeviceptr,
     ) -> Result<()> {
         let cfg = LaunchConfig {
@@ -177,23 +192,27 @@ impl StageLaunch<'_> {
             shared_mem_bytes: self.smem,
         };
         let args = StageArgs {
-            stage,
-            digit,
-            scores: io.scores,
-            pitch: io.pitch as i64,
-            lengths: io.lengths,
-            live_rows: io.live_rows,
-            m_cap: self.m_cap as i32,
-            shard_width: place.width as i32,
-            offset: place.offset as i32,
-            total_width: place.total_width as i32,
-            rank: place.rank as i32,
-            ranks: place.ranks as i32,
-            chunk_len: self.chunk_len as i32,
-            ws,
-            out: io.out,
-            out_pitch: io.out_pitch as i64,
-            row_info: io.row_info,
+            head: StageHead {
+                stage,
+                digit,
+                scores: io.scores,
+                pitch: io.pitch as i64,
+            },
+            call: *call,
+            tail: StageTail {
+                live_rows: io.live_rows,
+                m_cap: self.m_cap as i32,
+                shard_width: place.width as i32,
+                offset: place.offset as i32,
+                total_width: place.total_width as i32,
+                rank: place.rank as i32,
+                ranks: place.ranks as i32,
+                chunk_len: self.chunk_len as i32,
+                ws,
+                out: io.out,
+                out_pitch: io.out_pitch as i64,
+                row_info: io.row_info,
+            },
         };
         // SAFETY: the caller vouches for the pointers.
         unsafe { args.launch(stream, self.func, cfg) }.map_err(|e| {
@@ -242,7 +261,7 @@ mod tests {
     fn every_reduced_region_follows_the_stage_that_writes_it() {
         let spec = topk_dsl::Spec::default();
         let regions = Regions::new(&spec, 8, 2);
-        let plan = steps(&regions, 4, 8, spec.k, spec.threads);
+        let plan = steps(&regions, 4, 8, &spec, spec.threads);
         let reduced: Vec<Range<usize>> = plan
             .iter()
             .filter_map(|s| match s {

@@ -1,0 +1,157 @@
+// ---- The call interface (docs/interface.md): row sources, the row descriptor, sorted output. ----
+// Compiled in only for a spec beyond the plain operator (CALL_IO, from the prelude); the writes
+// themselves are put_selected and put_padding (block.cu).
+#if CALL_IO
+
+// A row's valid window: scores [start, start + L) of its row.
+struct RowSpan {
+  int start;
+  int L;
+};
+
+// Row `row`'s window from the call's row source. One outside [0, width] (or a decode call with
+// next_n < 1) is reported, by thread 0 when `report`, and read as empty.
+__device__ __forceinline__ RowSpan call_row_span(const CallArgs& a, int row, int width,
+                                                 u32* __restrict__ status, bool report) {
+  long long start = 0, end;
+  if constexpr (ROW_SOURCE == ROWS_WINDOW) {
+    start = a.starts[row];
+    end = a.ends[row];
+  } else if constexpr (ROW_SOURCE == ROWS_DECODE) {
+    // vLLM's speculative decode: the next_n rows of a sequence see one more token each.
+    const int n = a.next_n;
+    end = n < 1 ? -1 : (long long)a.seq_lens[row / n] - n + 1 + row % n;
+  } else {
+    end = a.lengths[row];
+  }
+  RowSpan w;
+  w.start = 0;
+  w.L = 0;
+  if (start < 0 || end < start || end > width) {
+    if (report && threadIdx.x == 0) atomicOr(status, STATUS_BAD_LENGTH);
+  } else {
+    w.start = (int)start;
+    w.L = (int)(end - start);
+  }
+  return w;
+}
+
+// Whether the transform writes every index of the row as a non-negative int32 (the per-row
+// check of docs/interface.md): the offset range, or a page for the last index.
+__device__ __forceinline__ bool transform_fits(const CallArgs& a, int row, const RowSpan& w) {
+  if (w.L == 0) return true;
+  const long long first = ABSOLUTE_INDICES ? w.start : 0;
+  const long long last = first + w.L - 1;
+  if constexpr (INDEX_TRANSFORM == TRANSFORM_OFFSET) {
+    const long long offset = a.offsets[row];
+    return first + offset >= 0 && last + offset <= 0x7fffffffLL;
+  } else if constexpr (INDEX_TRANSFORM == TRANSFORM_PAGED) {
+    return a.page_size >= 1 && last / a.page_size < a.page_columns;
+  } else {
+    return true;
+  }
+}
+
+// Thread 0 describes row `row` to its writes (s_row_io; a barrier must follow before them).
+__device__ __forceinline__ void describe_row(const CallArgs& a, const float* __restrict__ scores,
+                                             long long pitch, int row, long long out_pitch,
+                                             const RowSpan& w, u32* __restrict__ status) {
+  if (threadIdx.x != 0) return;
+  if constexpr (VALUES) s_row_io.values = a.values + row * out_pitch;
+  s_row_io.row = scores + row * pitch + w.start;
+  if constexpr (INDEX_TRANSFORM == TRANSFORM_PAGED) {
+    s_row_io.pages = a.page_table + row * a.page_pitch;
+    s_row_io.page_size = a.page_size;
+  }
+  if constexpr (INDEX_TRANSFORM == TRANSFORM_OFFSET) s_row_io.offset = a.offsets[row];
+  s_row_io.base = ABSOLUTE_INDICES ? w.start : 0;
+  s_row_io.status = status;
+}
+
+// Every thread of the CTA, at the start of row `row`: its window, checked, and its descriptor
+// for the row's writes, visible when this returns. A row whose indices the transform cannot
+// write is reported (STATUS_BAD_TRANSFORM) and read as empty.
+__device__ RowSpan begin_call_row(const CallArgs& a, const float* __restrict__ scores,
+                                  long long pitch, int row, int width, long long out_pitch,
+                                  u32* __restrict__ status) {
+  RowSpan w = call_row_span(a, row, width, status, true);
+  if (!transform_fits(a, row, w)) {
+    if (threadIdx.x == 0) atomicOr(status, STATUS_BAD_TRANSFORM);
+    w.L = 0;
+  }
+  describe_row(a, scores, pitch, row, out_pitch, w, status);
+  __syncthreads();
+  return w;
+}
+
+// A short row (L <= K): every position, then -1; its scores are read for values and sorting
+// (a NaN among them is flagged in `nan`).
+__device__ __forceinline__ void put_short_row(int* __restrict__ out_row, int L, bool& nan) {
+  for (int i = threadIdx.x; i < K; i += THREADS) {
+    if (i < L) {
+      const float x = VALUES || SORTED ? load_cg(s_row_io.row + i) : 0.0f;
+      nan |= x != x;
+      put_selected(out_row, i, i, x);
+    } else {
+      put_padding(out_row, i);
+    }
+  }
+}
+
+__device__ __forceinline__ int load_cg_i32(const int* p) {
+  int v;
+  asm volatile("ld.global.cg.s32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+
+// order=sorted: orders the row's n staged positions (put_selected) by (key, position), that is
+// descending by value with equal values in ascending position order, and writes them as the
+// call stores them, values beside, then -1 up to K. Every thread calls, once the row's
+// positions are all staged (by this CTA, or fenced by a cluster barrier). A bitonic sort of
+// SORT_SLOTS packed pairs in the frontier buffers, which the row no longer needs.
+__device__ void sort_output_row(int* __restrict__ out_row, int n) {
+  u64* pairs = reinterpret_cast<u64*>(smem_words + FRONTIER_AT);
+  __syncthreads();
+  for (int i = threadIdx.x; i < SORT_SLOTS; i += THREADS) {
+    u64 pair = ~0ull;  // past the row: after every pair
+    if (i < n) {
+      const int pos = load_cg_i32(out_row + i);
+      pair = ((u64)desc_key32(load_cg(s_row_io.row + pos)) << 32) | (u32)pos;
+    }
+    pairs[i] = pair;
+  }
+  __syncthreads();
+  for (int size = 2; size <= SORT_SLOTS; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int i = threadIdx.x; i < SORT_SLOTS / 2; i += THREADS) {
+        const int lo = 2 * i - (i & (stride - 1));  // the pair's lower index: bit `stride` clear
+        const int hi = lo + stride;
+        const bool ascending = (lo & size) == 0;
+        const u64 a = pairs[lo], b = pairs[hi];
+        if ((a > b) == ascending) {
+          pairs[lo] = b;
+          pairs[hi] = a;
+        }
+      }
+      __syncthreads();
+    }
+  }
+  for (int i = threadIdx.x; i < K; i += THREADS) {
+    if (i < n) {
+      const int pos = (int)(u32)pairs[i];
+      out_row[i] = written_index(pos);
+      if constexpr (VALUES) s_row_io.values[i] = load_cg(s_row_io.row + pos);
+    } else {
+      out_row[i] = -1;
+      if constexpr (VALUES) s_row_io.values[i] = __uint_as_float(0xff800000u);
+    }
+  }
+  __syncthreads();
+}
+
+// The end of a row of length L: with order=sorted its staged output is ordered and written.
+__device__ __forceinline__ void finish_call_row(int* __restrict__ out_row, int L) {
+  if constexpr (SORTED) sort_output_row(out_row, min(L, K));
+}
+
+#endif  // CALL_IO
