@@ -54,7 +54,7 @@ class Call:
     width: int
     first_length: int
     # Global row index of the call's first row in the generator's counter (row_offset + r).
-    # 0 for every call: each call is generated as a matrix of its own, as `topk bench`
+    # 0 for every call: each call is generated as a matrix of its own, as `topk-bench bench`
     # generates it (topk-runtime DeviceMatrix::generate), so both read the same scores.
     row_offset: int
     # Trace the call belongs to (None for matrix and custom shapes) and its index there.

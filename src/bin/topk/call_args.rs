@@ -2,11 +2,10 @@
 //! scores lie, what is written for a selected index, order and ties; and the spec they make
 //! with the score file's dtype.
 
-use crate::args::{BackendChoice, SpecChoice};
+use crate::args::SpecChoice;
 use crate::error::CliError;
 use clap::Args;
 use std::path::PathBuf;
-use topk::backend::{self, Backend, Resolved};
 use topk_dsl::{Digits, Dtype, Io, Order, Rows, Spec, Ties, Transform};
 
 /// Where each row's valid scores lie.
@@ -141,22 +140,4 @@ pub fn call_spec(
     spec.io = io;
     spec.validate()?;
     Ok(spec)
-}
-
-/// The backend for `spec` under `choice`: a spec the kernels do not generate yet
-/// (`Spec::gpu_unsupported`) takes the CPU under `auto`, with the reason, and is refused under
-/// `cuda`.
-pub fn backend_for(spec: Option<&Spec>, choice: BackendChoice) -> Result<Resolved, CliError> {
-    let why = spec.and_then(Spec::gpu_unsupported);
-    if let (Some(why), BackendChoice::Cuda) = (&why, choice) {
-        return Err(CliError::Usage(format!("--backend cuda: {why}")));
-    }
-    let chosen = backend::resolve(choice.as_str())?;
-    match why {
-        Some(why) if chosen.backend == Backend::Cuda => Ok(Resolved {
-            backend: Backend::Cpu,
-            fallback_reason: Some(why),
-        }),
-        _ => Ok(chosen),
-    }
 }

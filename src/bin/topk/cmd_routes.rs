@@ -7,7 +7,7 @@ use crate::{progress, report, CmdResult};
 use clap::Args;
 use std::process::ExitCode;
 use topk_dsl::{Centi, Proposal, Spec};
-use topk_runtime::data::stats::{route_rates, row_outcomes, view_underfill, ViewShape};
+use topk_runtime::data::route_rates::{route_rates, row_outcomes, view_underfill, ViewShape};
 use topk_runtime::data::Profile;
 use topk_runtime::policy::context_parallel_spec;
 

@@ -131,7 +131,7 @@ pub fn run(a: SelectArgs) -> CmdResult {
             backend::Backend::Cpu => "",
         },
         report::gbps(problem.valid_bytes(), selection.elapsed),
-        report::routes(&selection.stats),
+        selection.stats,
         a.out.display()
     ));
     Ok(ExitCode::SUCCESS)
@@ -165,7 +165,7 @@ fn run_sharded(a: &SelectArgs, ranks: usize) -> CmdResult {
         a.k,
         sharding.shard_width,
         report::millis(selection.elapsed),
-        report::routes(&selection.stats),
+        selection.stats,
         a.out.display()
     ));
     Ok(ExitCode::SUCCESS)
@@ -213,7 +213,7 @@ fn run_call(a: &SelectArgs, file: ScoreFile, spec: Spec) -> CmdResult {
         spec.dtype,
         report::millis(done.elapsed),
         report::gbps(done.valid_bytes, done.elapsed),
-        report::routes(&done.stats),
+        done.stats,
         a.out.display(),
         values.map_or(String::new(), |v| format!(", values -> {}", v.display()))
     ));

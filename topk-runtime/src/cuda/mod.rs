@@ -26,7 +26,8 @@ pub use call::CallShape;
 pub use launch::{LaunchBuffers, RawBuffers, StreamJoin, Workspace};
 pub use plan::{Plan, PlanRequest, SpecSource};
 pub use selector::CudaSelector;
-pub mod bench;
+mod device_matrix;
+pub use device_matrix::DeviceMatrix;
 
 /// The cudarc version this runtime is built on, for callers that allocate, copy and capture
 /// with it next to the selector.

@@ -5,7 +5,7 @@ use super::device::Gpu;
 use super::launch::{status, LaunchBuffers, Workspace};
 use super::plan::{Plan, PlanRequest};
 use crate::input::{check_indices, check_matrix};
-use crate::routes::{Route, RouteStats};
+use crate::routes::RouteStats;
 use crate::{Error, Result, ScoreMatrix};
 
 /// A planned selector with its workspace, for scores in host memory.
@@ -47,7 +47,7 @@ impl CudaSelector {
         check_host_input(scores, &r, out.len(), out_pitch)?;
         let rows = scores.rows;
         if rows == 0 {
-            return Ok(route_stats(&[], per_row_routes));
+            return Ok(RouteStats::from_row_info(&[], per_row_routes));
         }
         let stream = self.gpu.stream().clone();
         let cuda = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));
@@ -108,19 +108,8 @@ impl CudaSelector {
         let info = stream
             .clone_dtoh(&d_info)
             .map_err(|e| cuda("downloading row statistics", e))?;
-        Ok(route_stats(&info, per_row_routes))
+        Ok(RouteStats::from_row_info(&info, per_row_routes))
     }
-}
-
-/// Route statistics from the per-row (route, |Q0|) pairs the kernels write.
-pub fn route_stats(info: &[i32], per_row: bool) -> RouteStats {
-    RouteStats::from_rows(
-        info.chunks_exact(2).map(|pair| {
-            let route = Route::from_code(pair[0] as u8).unwrap_or(Route::Short);
-            (route, pair[1].max(0) as u64)
-        }),
-        per_row,
-    )
 }
 
 fn check_host_input(
