@@ -13,11 +13,14 @@ use topk_runtime::{Error, Result, RouteStats, ScoreMatrix};
 /// An execution backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
+    /// The CPU backend (rayon over rows).
     Cpu,
+    /// The generated CUDA kernels on GPU 0.
     Cuda,
 }
 
 impl Backend {
+    /// `cpu` or `cuda`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Cpu => "cpu",
@@ -35,7 +38,9 @@ impl fmt::Display for Backend {
 /// A backend choice and, when `auto` fell back to the CPU, why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
+    /// The backend chosen.
     pub backend: Backend,
+    /// Why `auto` took the CPU (what the GPU path is missing).
     pub fallback_reason: Option<String>,
 }
 
@@ -99,6 +104,7 @@ fn at_rank(k: usize, policy: impl Fn(u32) -> Spec) -> Spec {
 pub struct Selection {
     /// The spec that ran (the planner's choice on the GPU when none was given).
     pub spec: Spec,
+    /// The routes the rows took.
     pub stats: RouteStats,
     /// Wall time of the selection; on the GPU it includes the host-device copies.
     pub elapsed: Duration,
@@ -199,15 +205,20 @@ fn check_spec_k(spec: Option<&Spec>, k: usize) -> Result<()> {
 /// How many timed repetitions, after how many untimed ones.
 #[derive(Clone, Copy, Debug)]
 pub struct Repetitions {
+    /// Untimed runs first.
     pub warmup: usize,
+    /// Timed runs (on the GPU: rounds of graph replays).
     pub iters: usize,
 }
 
 /// Times of one selection over repeated runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Timing {
+    /// Median run.
     pub median: Duration,
+    /// Fastest run.
     pub min: Duration,
+    /// Slowest run.
     pub max: Duration,
     /// Timed repetitions (on the GPU: rounds of graph replays).
     pub iters: usize,
@@ -216,7 +227,9 @@ pub struct Timing {
 /// Whether a timed output satisfies the Top-K contract.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
+    /// Every row satisfies the contract.
     pub exact: bool,
+    /// Rows that do not.
     pub rows_violating: usize,
     /// The first few violations, one line each.
     pub violations: Vec<String>,
@@ -225,9 +238,13 @@ pub struct Verdict {
 /// A timed and verified selector.
 #[derive(Clone, Debug)]
 pub struct Benchmark {
+    /// The spec that ran.
     pub spec: Spec,
+    /// The routes the rows took.
     pub stats: RouteStats,
+    /// Times of the timed runs.
     pub timing: Timing,
+    /// The verdict on the last timed run's output.
     pub verdict: Verdict,
 }
 

@@ -6,6 +6,7 @@
 pub mod matrix_bench;
 pub mod phases;
 pub mod profile_stats;
+pub mod shapes;
 
 pub use matrix_bench::{bench_matrix, bench_matrix_with, BenchReport, FLOOR_READ_BYTES_PER_S};
 pub use phases::{PhaseSummary, RowTimeline, Spread};

@@ -60,7 +60,7 @@ pub struct RoutesArgs {
     /// Instead of the shares: one JSON line per row and policy (profile, spec, row, valid length,
     /// route, |Q0|). With --seed 1, the same --k and --spec set to the spec a timeline line
     /// names, the rows are those of a phase-probe timeline (`TOPK_PHASE_TIMELINE`) of
-    /// `examples/05-operator-matrix`
+    /// `operator-matrix` (topk-bench)
     #[arg(long, conflicts_with = "views")]
     per_row: bool,
 }

@@ -143,7 +143,7 @@ fn run_sharded(a: &SelectArgs, ranks: usize) -> CmdResult {
         return Err(CliError::Usage(
             "--ranks runs on the CPU backend (use --backend cpu); on GPUs the context-parallel \
              selector is the Rust API `topk_runtime::cuda::sharded::ShardedSelector` \
-             (examples/06-context-parallel.rs)"
+             (timed by topk-bench's context-parallel program)"
                 .into(),
         ));
     }

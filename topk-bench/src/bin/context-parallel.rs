@@ -11,12 +11,14 @@
 
 use std::str::FromStr;
 use std::time::Instant;
+use topk_bench::shapes;
 use topk_bench::{bench_matrix, FLOOR_READ_BYTES_PER_S};
 use topk_runtime::cuda::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use topk_runtime::cuda::sharded::{RankIo, ShardedRequest, ShardedSelector};
 use topk_runtime::cuda::timing::TimingProtocol;
 use topk_runtime::cuda::{DeviceMatrix, Gpu};
-use topk_runtime::data::{shapes, Profile};
+use topk_runtime::data::shapes::causal_window;
+use topk_runtime::data::Profile;
 use topk_runtime::sharding::Sharding;
 
 const K: u32 = 2048;
@@ -85,7 +87,7 @@ fn run_shape(
     width: usize,
     rank_counts: &[usize],
 ) -> Result<(), String> {
-    let lengths = shapes::causal_window(rows, width);
+    let lengths = causal_window(rows, width);
     let m0 = DeviceMatrix::generate(&gpus[0], profile.code(), 1, K, &lengths, width, width)
         .map_err(|e| format!("generate: {e}"))?;
     let floor_ms = m0.valid_bytes() as f64 / FLOOR_READ_BYTES_PER_S * 1e3;

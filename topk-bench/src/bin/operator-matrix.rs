@@ -13,11 +13,13 @@
 //! `python3 bench/timeline.py FILE` summarizes.
 
 use std::str::FromStr;
+use topk_bench::shapes;
 use topk_bench::{bench_matrix_with, RowTimeline, Spread};
 use topk_dsl::Spec;
 use topk_runtime::cuda::timing::TimingProtocol;
 use topk_runtime::cuda::{DeviceMatrix, Gpu};
-use topk_runtime::data::{shapes, Profile};
+use topk_runtime::data::shapes::causal_window;
+use topk_runtime::data::Profile;
 
 const USAGE: &str = "usage: operator-matrix [indexer|iid|...] [quick|matrix|MxN,...] [spec]";
 
@@ -60,7 +62,7 @@ fn main() {
         "M", "N", "ms", "floor ms", "x flr", "exact", "routes p/r/rec/direct", "cand/row"
     );
     for (rows, width) in shapes {
-        let lengths = shapes::causal_window(rows, width);
+        let lengths = causal_window(rows, width);
         let m = DeviceMatrix::generate(&gpu, profile.code(), 1, k, &lengths, width, width)
             .unwrap_or_else(|e| fail(1, format!("generate {rows}x{width}: {e}")));
         let r = bench_matrix_with(&gpu, &m, k, spec, TimingProtocol::default(), probe)

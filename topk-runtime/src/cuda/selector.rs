@@ -8,7 +8,28 @@ use crate::input::{check_indices, check_matrix};
 use crate::routes::RouteStats;
 use crate::{Error, Result, ScoreMatrix};
 
-/// A planned selector with its workspace, for scores in host memory.
+/// A planned selector with its workspace, for scores in host memory: each call uploads,
+/// launches, checks the status word and downloads (engines with data on the device use
+/// [`Plan::launch`] instead).
+///
+/// ```no_run
+/// use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
+/// use topk_runtime::ScoreMatrix;
+///
+/// # fn main() -> topk_runtime::Result<()> {
+/// let (rows, width, k) = (8, 100_000, 256);
+/// let scores: Vec<f32> = (0..rows * width).map(|i| ((i * 7919) % 10_007) as f32).collect();
+/// let lengths = vec![width as i32; rows];
+/// let matrix = ScoreMatrix { data: &scores, rows, width, pitch: width, lengths: &lengths };
+/// let gpu = Gpu::open(0)?;
+/// let mut selector = CudaSelector::new(&gpu, PlanRequest::new(k as u32, rows as u32, width as u32))?;
+/// let mut out = vec![0i32; rows * k];
+/// let routes = selector.select_host(&matrix, &mut out, k, false)?;
+/// assert!(topk_runtime::cpu::verify(&matrix, k, &out, k)?.is_exact());
+/// println!("{routes}");
+/// # Ok(())
+/// # }
+/// ```
 pub struct CudaSelector {
     gpu: Gpu,
     plan: Plan,
@@ -16,6 +37,10 @@ pub struct CudaSelector {
 }
 
 impl CudaSelector {
+    /// Plans `request` ([`Plan::new`]) and allocates its workspace.
+    ///
+    /// # Errors
+    /// As [`Plan::new`] and [`Workspace::new`].
     pub fn new(gpu: &Gpu, request: PlanRequest) -> Result<CudaSelector> {
         CudaSelector::with_plan(gpu, Plan::new(gpu, request)?)
     }
@@ -30,11 +55,18 @@ impl CudaSelector {
         })
     }
 
+    /// The plan it launches.
     pub fn plan(&self) -> &Plan {
         &self.plan
     }
 
-    /// Selects every row of `scores` into `out` (`rows x out_pitch`), with route statistics.
+    /// Selects every row of `scores` into `out` (`rows x out_pitch`), with route statistics
+    /// (each row's route and |Q0| too with `per_row_routes`).
+    ///
+    /// # Errors
+    /// [`Error::Input`] when the matrix does not fit the plan or the device reports invalid
+    /// input; [`Error::NaN`] naming the first NaN score; [`Error::Cuda`] when a copy or the
+    /// launch fails.
     pub fn select_host(
         &mut self,
         scores: &ScoreMatrix,

@@ -20,10 +20,13 @@ const CHUNK_ROWS: usize = 128;
 pub struct RouteRates {
     /// Rows with `L > K` (the ones a route is chosen for).
     pub rows: usize,
-    /// Fractions of those rows per route: primary, band rescue, exact recovery, direct exact.
+    /// Fraction of those rows certified by the primary boundary.
     pub primary: f64,
+    /// Fraction certified by the band rescue.
     pub rescue: f64,
+    /// Fraction that fell back to exact recovery.
     pub recovery: f64,
+    /// Fraction sent to the direct exact route.
     pub direct: f64,
     /// Mean initial refinement frontier |Q0| per row.
     pub mean_candidates: f64,
@@ -34,6 +37,7 @@ pub struct RouteRates {
 pub struct RowOutcome {
     /// Valid length of the row.
     pub length: i32,
+    /// The route it took.
     pub route: Route,
     /// Initial refinement frontier |Q0| (0 for rows of at most K scores).
     pub candidates: u64,
@@ -42,7 +46,7 @@ pub struct RowOutcome {
 /// The route and |Q0| of every row of `spec` on the terminal causal window of `rows` rows ending
 /// at `width` (the data [`route_rates`] summarizes; the GPU kernels take the same route and
 /// admit the same candidates on every row, which the GPU tests check). Lines up with a phase
-/// probe's timeline of `examples/05-operator-matrix` at seed 1, whose data this is.
+/// probe's timeline of the harness's `operator-matrix` at seed 1, whose data this is.
 pub fn row_outcomes(
     profile: Profile,
     rows: usize,
@@ -121,8 +125,11 @@ pub fn route_rates(
 /// A view: `run` contiguous scores every `run * stride` positions, targeting rank `rho * K`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ViewShape {
+    /// Positions between samples of the stride view (a power of two).
     pub stride: u32,
+    /// Contiguous scores per sample group (1: the stride view).
     pub run: u32,
+    /// Target rank as a multiple of K.
     pub rho: Centi,
 }
 
