@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compares kernel builds on the GPU machine: every .gpu/05-<variant> named in VARIANTS (built by
+# Compares kernel builds on the GPU machine: every .gpu/operator-matrix-<variant> named in VARIANTS (built by
 # scripts/ab-bundle.sh) runs over SHAPES on each profile, ROUNDS times with the variants
 # interleaved, so slow drift of the machine hits all of them alike. Each binary verifies every
 # timed output (an inexact one is counted and named below). Prints, per shape, the best time of
@@ -17,13 +17,13 @@ mkdir -p "$OUT"
 log="$OUT/ab.jsonl"
 : > "$log"
 for v in $VARIANTS; do
-  [[ -x .gpu/05-$v ]] || { echo "ab: .gpu/05-$v is missing (scripts/ab-bundle.sh)" >&2; exit 2; }
+  [[ -x .gpu/operator-matrix-$v ]] || { echo "ab: .gpu/operator-matrix-$v is missing (scripts/ab-bundle.sh)" >&2; exit 2; }
 done
 for round in $(seq "$ROUNDS"); do
   for profile in ${PROFILES:-indexer iid}; do
     for v in $VARIANTS; do
       for shapes in $SHAPES; do
-        ".gpu/05-$v" "$profile" "$shapes" ${SPEC:-} | grep '^{' \
+        ".gpu/operator-matrix-$v" "$profile" "$shapes" ${SPEC:-} | grep '^{' \
           | sed "s/^{/{\"variant\":\"$v\",\"round\":$round,/" >> "$log" \
           || echo "ab: $v $profile $shapes failed" >&2
       done

@@ -2,11 +2,11 @@
 # Latency half of the sampled-path ablations (paper §6.4) on the GPU machine, from the
 # repository root with the bundle of scripts/gpu-bundle.sh in .gpu/. Route shares of the same
 # policies are measured on the CPU by `topk routes` (bench/RESULTS.md). Every timed output is
-# verified on the device by 05-operator-matrix. Writes $OUT/ablations.jsonl (one JSON object per
+# verified on the device by the operator-matrix program. Writes $OUT/ablations.jsonl (one JSON object per
 # run, with an "ablation" field) and prints a table.
 set -euo pipefail
 OUT=${OUT:-./out}
-BIN=${BIN:-.gpu/05-operator-matrix}
+BIN=${BIN:-.gpu/operator-matrix}
 SHAPES=${SHAPES:-2048x262144,512x1048576}
 mkdir -p "$OUT"
 log="$OUT/ablations.jsonl"

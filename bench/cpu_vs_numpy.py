@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""numpy.argpartition on the same matrix `topk bench --backend cpu` times, for the CPU ratio.
+"""numpy.argpartition on the same matrix `topk-bench bench --backend cpu` times, for the CPU ratio.
 
     topk gen --profile indexer --rows 64 --width 262144 --out S.npy --lengths-out L.npy
-    topk bench --backend cpu --scores S.npy --lengths L.npy --k 2048 --json
+    topk-bench bench --backend cpu --scores S.npy --lengths L.npy --k 2048 --json
     python3 bench/cpu_vs_numpy.py S.npy L.npy 2048
 
 Scores past each row's length are already -inf in generated files, so the dense argpartition

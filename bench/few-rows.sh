@@ -6,7 +6,7 @@
 # prints a table of medians in ms.
 set -euo pipefail
 OUT=${OUT:-./out}
-BIN=${BIN:-.gpu/05-operator-matrix}
+BIN=${BIN:-.gpu/operator-matrix}
 SHAPES=${SHAPES:-1x262144,8x262144,16x262144,1x524288,8x524288,1x1048576,8x1048576,12x1048576,16x1048576,1x2097152,8x2097152,16x2097152,1x4194304,8x4194304,32x4194304}
 MARGIN="rho=1.75,rescue=2.5"
 mkdir -p "$OUT"

@@ -8,10 +8,10 @@
 # `{"phases":...}` object with the `prefetch` it ran) and prints the mean pass per row.
 #
 #   OUT=./out bash bench/lone-pass.sh
-#   BIN=.gpu/05-my-branch PREFETCH="0" SHAPES=16x262144 bash bench/lone-pass.sh
+#   BIN=.gpu/operator-matrix-my-branch PREFETCH="0" SHAPES=16x262144 bash bench/lone-pass.sh
 set -euo pipefail
 OUT=${OUT:-./out}
-BIN=${BIN:-.gpu/05-operator-matrix}
+BIN=${BIN:-.gpu/operator-matrix}
 SHAPES=${SHAPES:-16x262144,66x262144,132x262144,264x262144,512x262144}
 BASE='k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5,exact_below=24576),threads=512,view=run(2)'
 [[ -x $BIN ]] || { echo "lone-pass: $BIN is missing (scripts/gpu-bundle.sh)" >&2; exit 2; }

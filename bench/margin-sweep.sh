@@ -5,7 +5,7 @@
 # Writes $OUT/margins.jsonl (one JSON object per shape, with a "variant" field).
 set -euo pipefail
 OUT=${OUT:-./out}
-BIN=${BIN:-.gpu/05-operator-matrix}
+BIN=${BIN:-.gpu/operator-matrix}
 mkdir -p "$OUT"
 log="$OUT/margins.jsonl"
 : > "$log"

@@ -12,7 +12,7 @@
 # scripts for latency.
 set -euo pipefail
 OUT=${OUT:-./out}
-BIN=${BIN:-.gpu/05-operator-matrix}
+BIN=${BIN:-.gpu/operator-matrix}
 SHAPES=${SHAPES:-512x131072,8192x131072,512x262144,8192x262144,512x1048576,4096x1048576}
 MAX_ROWS=${TIMELINE_MAX_ROWS:-1024}
 [[ $MAX_ROWS =~ ^[0-9]+$ ]] || { echo "phase-probe: TIMELINE_MAX_ROWS must be a row count" >&2; exit 2; }

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Per-stage GPU time of the context-parallel pipeline on one device (ranks = 1), from an Nsight
-# Systems trace of 06-context-parallel. Run on the GPU machine from the repository root with the
+# Systems trace of the context-parallel program. Run on the GPU machine from the repository root with the
 # bundle of scripts/gpu-bundle.sh in .gpu/. Usage: bench/profile-context-parallel.sh [PROFILE] [MxN]
 set -euo pipefail
 OUT=${OUT:-./out}
 mkdir -p "$OUT"
 nsys profile --cuda-graph-trace=node -o "$OUT/cp" -f true \
-  .gpu/06-context-parallel "${1:-iid}" "${2:-512x1048576}" 1 > "$OUT/cp-run.txt"
+  .gpu/context-parallel "${1:-iid}" "${2:-512x1048576}" 1 > "$OUT/cp-run.txt"
 nsys stats -q --report cuda_gpu_trace --format csv -o "$OUT/cp" "$OUT/cp.nsys-rep" > /dev/null
 python3 - "$OUT"/cp_cuda_gpu_trace.csv <<'PY'
 import csv, sys, collections

@@ -6,7 +6,7 @@
 #   OUT=./out bash bench/run_all_gpu.sh
 #
 # then copy $OUT over bench/results/ on the build machine and redraw the charts with
-# `cargo run --release -- plot`. Each step runs under a time limit (STEP_LIMIT seconds, default
+# `cargo run --release -p topk-bench -- plot`. Each step runs under a time limit (STEP_LIMIT seconds, default
 # 600) and logs to $OUT/logs/<step>.log; a failed step is reported and the next one runs; the
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
 # SKIP="traces ablations". Steps: gpu_exact gpu_call sanitize gpu_policy gpu_sharded data_generator_gpu matrix-indexer
@@ -82,12 +82,12 @@ step lone-pass env OUT="$OUT" bash bench/lone-pass.sh
 # stride view with 512 threads, and on 256-thread CTAs (four per SM; the autotune candidate),
 # both sampling every row.
 step short-rows bash -c 'for spec in "" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=512" "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=256"; do
-  .gpu/05-operator-matrix indexer 24576x24576,24576x49152,16384x65536 $spec || exit 1; done' \
+  .gpu/operator-matrix indexer 24576x24576,24576x49152,16384x65536 $spec || exit 1; done' \
   && cp "$OUT/logs/short-rows.log" "$OUT/short-rows.txt"
 # Few long rows on one GPU: the default plan against the stage chain (`sharded-1`), and the
 # default plan against the peers.
 for profile in indexer iid; do
-  step "few-rows-$profile" .gpu/06-context-parallel "$profile" \
+  step "few-rows-$profile" .gpu/context-parallel "$profile" \
     1x1048576,8x1048576,32x1048576,64x1048576,128x1048576,8x262144,64x262144 1 \
     && cp "$OUT/logs/few-rows-$profile.log" "$OUT/context-parallel/few-rows-$profile.txt"
 done
@@ -106,7 +106,7 @@ for profile in indexer iid; do
 done
 for profile in indexer iid; do
   # Every device of the machine: 1, 2, 4 and 8 ranks where there are that many.
-  step "cp-$profile" .gpu/06-context-parallel "$profile" "$CP_SHAPES" \
+  step "cp-$profile" .gpu/context-parallel "$profile" "$CP_SHAPES" \
     && cp "$OUT/logs/cp-$profile.log" "$OUT/context-parallel/scaling-$profile.txt"
 done
 

@@ -5,7 +5,8 @@
 #   bash bench/run_gpu_bench.sh                       # operator matrix, indexer profile
 #   SHAPES="trace245 trace430" PROFILE=iid bash bench/run_gpu_bench.sh
 #
-# Needs: the prebuilt CLI ($TOPK, default .gpu/topk), the peer kit ($KIT, default .peers:
+# Needs: the prebuilt harness ($BENCH, default .gpu/topk-bench) and CLI ($TOPK, default
+# .gpu/topk, for the generator source), the peer kit ($KIT, default .peers:
 # fi_topk.so, sgl_topk_v2.so, run_peers.py, the tvm_ffi wheel), python3 with torch, cupy, numpy.
 #
 # Settings (environment):
@@ -17,8 +18,8 @@
 #   GEN_CU   generator source to use (default: .gpu/gen.cu when carried, else `$TOPK codegen
 #            --generator`)
 #   OURS=0   skip our runs (peers only)      CHECK_ONLY=1 stop after the checks
-#   TOPK_BENCH_ARGS  extra arguments for every `topk bench` run (e.g. --preset NAME)
-#   STEP_TIMEOUT     seconds allowed to one `topk bench` run or one peer process [0: no limit]
+#   TOPK_BENCH_ARGS  extra arguments for every `topk-bench bench` run (e.g. --preset NAME)
+#   STEP_TIMEOUT     seconds allowed to one `topk-bench bench` run or one peer process [0: no limit]
 #   PYTHON   [python3]
 #
 # Writes under $OUT (default ./out): gen.cu, gpu.txt, shapes-<set>.tsv, topk/<call>.json and
@@ -33,6 +34,7 @@ SEED=${SEED:-0}
 REPS=${REPS:-30}
 PEERS=${PEERS:-torch,flashinfer,sglang}
 TOPK=${TOPK:-.gpu/topk}
+BENCH=${BENCH:-.gpu/topk-bench}
 KIT=${KIT:-.peers}
 OURS=${OURS:-1}
 STEP_TIMEOUT=${STEP_TIMEOUT:-0}
@@ -64,7 +66,7 @@ if command -v nvidia-smi >/dev/null; then
         --format=csv > "$OUT/gpu.txt" 2>&1 || true
 fi
 if [ "$OURS" = 1 ]; then
-    [ -x "$TOPK" ] || die "no executable $TOPK (build the CLI into .gpu/, or set TOPK, or OURS=0)"
+    [ -x "$BENCH" ] || die "no executable $BENCH (scripts/gpu-bundle.sh builds it into .gpu/; or set BENCH, or OURS=0)"
 fi
 case ",$PEERS," in
     *,flashinfer,*|*,sglang,*)
@@ -104,7 +106,7 @@ for set in $SHAPES; do
             fi
             # shellcheck disable=SC2206
             args+=($TOPK_BENCH_ARGS)
-            if limited "$TOPK" "${args[@]}" < /dev/null > "$OUT/topk/$name.json" \
+            if limited "$BENCH" "${args[@]}" < /dev/null > "$OUT/topk/$name.json" \
                     2> "$OUT/topk/$name.err"; then
                 printf 'ours %-16s %s\n' "$name" "$(tr -d '\n' < "$OUT/topk/$name.json" | cut -c1-160)"
             else

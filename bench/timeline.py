@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarizes phase-probe timelines: how many workers stream at once, and where a call's time goes.
 
-Input: the JSON lines that `TOPK_PHASE_PROBE=1 TOPK_PHASE_TIMELINE=FILE .gpu/05-operator-matrix
+Input: the JSON lines that `TOPK_PHASE_PROBE=1 TOPK_PHASE_TIMELINE=FILE .gpu/operator-matrix
 PROFILE SHAPES [SPEC]` appends (one per probed row: worker, start, proposal, pass and refinement
 in microseconds; rows of one launch share profile, rows, width and spec; a file that holds two
 launches of one shape and spec is refused: give each run a fresh file). For each launch it

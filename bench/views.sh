@@ -6,7 +6,7 @@
 # Every timed output is verified on the device. Writes $OUT/views.jsonl ("variant" field).
 set -euo pipefail
 OUT=${OUT:-./out}
-BIN=${BIN:-.gpu/05-operator-matrix}
+BIN=${BIN:-.gpu/operator-matrix}
 mkdir -p "$OUT"
 log="$OUT/views.jsonl"
 : > "$log"

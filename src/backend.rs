@@ -4,21 +4,23 @@ use std::fmt;
 use std::time::{Duration, Instant};
 use topk_dsl::Spec;
 use topk_runtime::cpu::sharded::ShardedScores;
-use topk_runtime::cuda::bench::{bench_matrix, DeviceMatrix};
 use topk_runtime::cuda::timing::TimingProtocol;
-use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
-use topk_runtime::data::Profile;
+use topk_runtime::cuda::tune::time_plan;
+use topk_runtime::cuda::{CudaSelector, DeviceMatrix, Gpu, Plan, PlanRequest};
 use topk_runtime::sharding::Sharding;
 use topk_runtime::{Error, Result, RouteStats, ScoreMatrix};
 
 /// An execution backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
+    /// The CPU backend (rayon over rows).
     Cpu,
+    /// The generated CUDA kernels on GPU 0.
     Cuda,
 }
 
 impl Backend {
+    /// `cpu` or `cuda`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Cpu => "cpu",
@@ -36,7 +38,9 @@ impl fmt::Display for Backend {
 /// A backend choice and, when `auto` fell back to the CPU, why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
+    /// The backend chosen.
     pub backend: Backend,
+    /// Why `auto` took the CPU (what the GPU path is missing).
     pub fallback_reason: Option<String>,
 }
 
@@ -100,6 +104,7 @@ fn at_rank(k: usize, policy: impl Fn(u32) -> Spec) -> Spec {
 pub struct Selection {
     /// The spec that ran (the planner's choice on the GPU when none was given).
     pub spec: Spec,
+    /// The routes the rows took.
     pub stats: RouteStats,
     /// Wall time of the selection; on the GPU it includes the host-device copies.
     pub elapsed: Duration,
@@ -200,15 +205,20 @@ fn check_spec_k(spec: Option<&Spec>, k: usize) -> Result<()> {
 /// How many timed repetitions, after how many untimed ones.
 #[derive(Clone, Copy, Debug)]
 pub struct Repetitions {
+    /// Untimed runs first.
     pub warmup: usize,
+    /// Timed runs (on the GPU: rounds of graph replays).
     pub iters: usize,
 }
 
 /// Times of one selection over repeated runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Timing {
+    /// Median run.
     pub median: Duration,
+    /// Fastest run.
     pub min: Duration,
+    /// Slowest run.
     pub max: Duration,
     /// Timed repetitions (on the GPU: rounds of graph replays).
     pub iters: usize,
@@ -217,7 +227,9 @@ pub struct Timing {
 /// Whether a timed output satisfies the Top-K contract.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
+    /// Every row satisfies the contract.
     pub exact: bool,
+    /// Rows that do not.
     pub rows_violating: usize,
     /// The first few violations, one line each.
     pub violations: Vec<String>,
@@ -226,9 +238,13 @@ pub struct Verdict {
 /// A timed and verified selector.
 #[derive(Clone, Debug)]
 pub struct Benchmark {
+    /// The spec that ran.
     pub spec: Spec,
+    /// The routes the rows took.
     pub stats: RouteStats,
+    /// Times of the timed runs.
     pub timing: Timing,
+    /// The verdict on the last timed run's output.
     pub verdict: Verdict,
 }
 
@@ -267,30 +283,15 @@ pub fn benchmark(
                 scores.width,
                 scores.pitch,
             )?;
-            benchmark_on_gpu(&gpu, &matrix, spec, k, reps)
+            benchmark_on_device(&gpu, &matrix, spec, k, reps)
         }
     }
 }
 
-/// [`benchmark`] on the GPU of a generated matrix: the scores are generated on the device, bit
-/// for bit the matrix `topk_runtime::data::generate(profile, seed, k, 0, lengths, width,
-/// width)` gives on the host, and never cross the bus.
-pub fn benchmark_generated_on_gpu(
-    spec: Option<&Spec>,
-    k: usize,
-    profile: Profile,
-    seed: u64,
-    lengths: &[i32],
-    width: usize,
-    reps: Repetitions,
-) -> Result<Benchmark> {
-    let gpu = Gpu::open(0)?;
-    let matrix =
-        DeviceMatrix::generate(&gpu, profile.code(), seed, k as u32, lengths, width, width)?;
-    benchmark_on_gpu(&gpu, &matrix, spec, k, reps)
-}
-
-fn benchmark_on_gpu(
+/// [`benchmark`] on the GPU of a matrix already on the device (uploaded, or generated there
+/// with `DeviceMatrix::generate`): the call is captured in a CUDA graph whose replays are timed
+/// with events, and the timed output is verified on the device.
+pub fn benchmark_on_device(
     gpu: &Gpu,
     matrix: &DeviceMatrix,
     spec: Option<&Spec>,
@@ -302,21 +303,26 @@ fn benchmark_on_gpu(
         rounds: reps.iters.max(1),
         ..TimingProtocol::default()
     };
-    let report = bench_matrix(gpu, matrix, k as u32, spec.copied(), protocol)?;
+    let mut request = PlanRequest::new(k as u32, matrix.rows as u32, matrix.width as u32);
+    request.pitch = matrix.pitch as u64;
+    request.spec = spec.copied();
+    let plan = Plan::new(gpu, request)?;
+    let trial = time_plan(gpu, &plan, matrix, protocol)?;
     let ms = |m: f64| Duration::from_secs_f64(m / 1e3);
+    let exact = trial.exact();
     Ok(Benchmark {
-        spec: report.spec,
-        stats: report.routes,
+        spec: plan.spec,
+        stats: trial.routes,
         timing: Timing {
-            median: ms(report.timing.median_ms),
-            min: ms(report.timing.min_ms),
-            max: ms(report.timing.max_ms),
-            iters: report.timing.rounds,
+            median: ms(trial.timing.median_ms),
+            min: ms(trial.timing.min_ms),
+            max: ms(trial.timing.max_ms),
+            iters: trial.timing.rounds,
         },
         verdict: Verdict {
-            exact: report.exact,
-            rows_violating: report.bad_rows.len(),
-            violations: report
+            exact,
+            rows_violating: trial.bad_rows.len(),
+            violations: trial
                 .bad_rows
                 .iter()
                 .take(8)

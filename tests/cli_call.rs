@@ -429,22 +429,6 @@ fn interface_flags_are_refused_where_they_cannot_run() {
     args.extend(["--offsets", s(&short)]);
     run(&args).assert_bad_input(&["--offsets", "holds 3 values but 4 are needed"]);
     assert_eq!(files_in(d), before);
-    run(&[
-        "bench",
-        "--backend",
-        "cuda",
-        "--profile",
-        "iid",
-        "--rows",
-        "2",
-        "--width",
-        "1024",
-        "--k",
-        "8",
-        "--spec",
-        "dtype=bf16",
-    ])
-    .assert_bad_input(&["--backend cuda: `dtype=bf16` is implemented on the CPU backend only"]);
     // Flags that need a partner are usage errors from the parser (exit 2).
     for extra in [
         &["--relative-to-start"][..],

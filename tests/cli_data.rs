@@ -1,4 +1,5 @@
-//! `topk gen`, `topk bench` and `topk demo`: generated inputs, timed and verified runs.
+//! `topk gen`, `topk demo` and `topk routes`: generated inputs, a timed and verified run, and
+//! per-row routes.
 
 mod cli_support;
 
@@ -76,55 +77,6 @@ fn gen_is_deterministic_in_the_seed_and_honours_full_lengths() {
 }
 
 #[test]
-fn gen_stats_reports_every_profile() {
-    let run = topk(&[
-        "gen",
-        "--profile",
-        "all",
-        "--rows",
-        "8",
-        "--width",
-        "2048",
-        "--k",
-        "64",
-        "--stats",
-    ]);
-    run.assert_success();
-    for p in Profile::ALL {
-        let line = run
-            .stdout
-            .lines()
-            .find(|l| l.split_whitespace().next() == Some(p.name()))
-            .unwrap_or_else(|| panic!("no stats line for {p}: {}", run.stdout));
-        let percents: Vec<f64> = line
-            .split_whitespace()
-            .filter_map(|w| w.strip_suffix('%'))
-            .map(|w| w.parse().unwrap())
-            .collect();
-        assert_eq!(percents.len(), 2, "{line}");
-        assert!(
-            percents.iter().all(|&x| (0.0..=100.0).contains(&x)),
-            "{line}"
-        );
-    }
-    // Sorted rows put their whole top-K at one end of the row.
-    let asc = topk(&[
-        "gen",
-        "--profile",
-        "sorted-asc",
-        "--rows",
-        "4",
-        "--width",
-        "4096",
-        "--k",
-        "64",
-        "--stats",
-    ]);
-    asc.assert_success();
-    assert!(asc.stdout.contains("100.0%"), "{}", asc.stdout);
-}
-
-#[test]
 fn gen_refuses_contradictory_requests_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (out, lens) = (dir.path().join("s.npy"), dir.path().join("l.npy"));
@@ -133,19 +85,14 @@ fn gen_refuses_contradictory_requests_and_writes_nothing() {
         (
             vec![
                 "--profile",
-                "all",
+                "nope",
                 "--out",
                 s(&out),
                 "--lengths-out",
                 s(&lens),
             ],
-            vec!["--profile all", "--stats"],
-        ),
-        (
-            vec!["--profile", "nope", "--stats"],
             vec!["unknown data profile `nope`", "indexer"],
         ),
-        (vec!["--profile", "iid"], vec!["nothing to do"]),
         (
             vec![
                 "--profile",
@@ -163,156 +110,14 @@ fn gen_refuses_contradictory_requests_and_writes_nothing() {
         args.extend(extra);
         topk(&args).assert_bad_input(&needles);
     }
-    // --out without --lengths-out is an argument error.
-    let mut args = base.to_vec();
-    args.extend(["--profile", "iid", "--out", s(&out)]);
-    assert_eq!(topk(&args).code, 2);
-    assert!(files_in(dir.path()).is_empty());
-}
-
-fn bench_json(args: &[&str]) -> serde_json::Value {
-    let run = topk(args);
-    run.assert_success();
-    serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
-}
-
-#[test]
-fn bench_json_reports_a_verified_timing_of_the_generated_input() {
-    let v = bench_json(&[
-        "bench",
-        "--backend",
-        "cpu",
-        "--profile",
-        "indexer",
-        "--rows",
-        "16",
-        "--width",
-        "20000",
-        "--k",
-        "256",
-        "--iters",
-        "3",
-        "--json",
-    ]);
-    assert_eq!(v["backend"], "cpu");
-    assert_eq!(v["rows"], 16);
-    assert_eq!(v["width"], 20000);
-    assert_eq!(v["k"], 256);
-    assert_eq!(v["exact"], true);
-    assert_eq!(v["iters"], 3);
-    let valid: u64 = causal_window(16, 20000).iter().map(|&l| l as u64 * 4).sum();
-    assert_eq!(v["valid_bytes"], valid);
-    let median = v["median_ms"].as_f64().unwrap();
-    assert!(
-        median > 0.0
-            && v["min_ms"].as_f64().unwrap() <= median
-            && median <= v["max_ms"].as_f64().unwrap()
-    );
-    let gbps = v["gbps"].as_f64().unwrap();
-    assert!((gbps - valid as f64 / (median / 1e3) / 1e9).abs() <= 1e-6 * gbps);
-    let routes = v["routes"].as_object().unwrap();
-    assert_eq!(
-        routes.values().map(|n| n.as_u64().unwrap()).sum::<u64>(),
-        16
-    );
-    assert!(topk_dsl::Spec::parse(v["spec"].as_str().unwrap()).is_ok());
-}
-
-#[test]
-fn bench_times_a_score_file_with_a_chosen_preset() {
-    let dir = tempfile::tempdir().unwrap();
-    let (scores, lens) = (dir.path().join("s.npy"), dir.path().join("l.npy"));
-    topk(&[
-        "gen",
-        "--profile",
-        "two-values",
-        "--rows",
-        "5",
-        "--width",
-        "5000",
-        "--k",
-        "100",
-        "--out",
-        s(&scores),
-        "--lengths-out",
-        s(&lens),
-    ])
-    .assert_success();
-    let v = bench_json(&[
-        "bench",
-        "--backend",
-        "cpu",
-        "--scores",
-        s(&scores),
-        "--lengths",
-        s(&lens),
-        "--k",
-        "100",
-        "--preset",
-        "persistent-exact",
-        "--iters",
-        "2",
-        "--json",
-    ]);
-    assert_eq!(v["exact"], true);
-    let spec = topk_dsl::Spec::parse(v["spec"].as_str().unwrap()).unwrap();
-    let mut preset = topk_dsl::preset("persistent-exact").unwrap();
-    preset.k = 100;
-    assert_eq!(spec, preset);
-    assert_eq!(v["routes"]["direct-exact"], 5);
-
-    let table = topk(&[
-        "bench",
-        "--backend",
-        "cpu",
-        "--scores",
-        s(&scores),
-        "--k",
-        "100",
-        "--iters",
-        "1",
-    ]);
-    table.assert_success();
-    assert!(
-        table
-            .stdout
-            .lines()
-            .any(|l| l.starts_with("exact") && l.ends_with("yes")),
-        "{}",
-        table.stdout
-    );
-    assert!(table.stdout.contains("median"), "{}", table.stdout);
-}
-
-#[test]
-fn bench_refuses_bad_input_like_select() {
-    let bench = |extra: &[&str]| {
-        let mut args = vec!["bench", "--backend", "cpu"];
+    // --out without --lengths-out, or neither, is an argument error.
+    for extra in [&["--out", s(&out)][..], &[]] {
+        let mut args = base.to_vec();
+        args.extend(["--profile", "iid"]);
         args.extend_from_slice(extra);
-        topk(&args)
-    };
-    let run = bench(&[
-        "--profile",
-        "iid",
-        "--rows",
-        "2",
-        "--width",
-        "10",
-        "--k",
-        "0",
-    ]);
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("K must be at least 1"),
-        "{}",
-        run.stderr
-    );
-    let run = bench(&["--k", "4"]);
-    assert_eq!(run.code, 2, "an input is required: {}", run.stderr);
-    let run = bench(&["--profile", "iid", "--rows", "2", "--k", "4"]);
-    assert_eq!(run.code, 2, "--profile needs --width: {}", run.stderr);
-    bench(&["--scores", "/nonexistent.npy", "--k", "4"])
-        .assert_bad_input(&["--scores", "does not exist"]);
+        assert_eq!(topk(&args).code, 2);
+    }
+    assert!(files_in(dir.path()).is_empty());
 }
 
 #[test]
@@ -352,49 +157,8 @@ fn demo_selects_verifies_and_compares_with_the_baseline() {
 }
 
 #[test]
-fn bench_first_length_times_a_window_that_ends_before_the_width() {
-    let v = bench_json(&[
-        "bench",
-        "--backend",
-        "cpu",
-        "--profile",
-        "iid",
-        "--rows",
-        "6",
-        "--width",
-        "9000",
-        "--first-length",
-        "4000",
-        "--k",
-        "128",
-        "--iters",
-        "1",
-        "--json",
-    ]);
-    assert_eq!(v["exact"], true);
-    let valid: u64 = (0..6).map(|r| (4000 + r) * 4).sum();
-    assert_eq!(v["valid_bytes"], valid);
-    topk(&[
-        "bench",
-        "--backend",
-        "cpu",
-        "--profile",
-        "iid",
-        "--rows",
-        "6",
-        "--width",
-        "9000",
-        "--first-length",
-        "8996",
-        "--k",
-        "128",
-    ])
-    .assert_bad_input(&["--first-length 8996", "at most 8995"]);
-}
-
-#[test]
 fn routes_per_row_lists_every_rows_route_and_frontier_as_the_library_computes_them() {
-    use topk_runtime::data::stats::row_outcomes;
+    use topk_runtime::data::route_rates::row_outcomes;
     let spec = "k=64,propose=sampled(stride=16,rho=1.5,rescue=2.5)";
     let run = topk(&[
         "routes",

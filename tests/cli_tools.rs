@@ -135,7 +135,7 @@ fn kernels_check_refuses_a_malformed_architecture() {
 #[test]
 fn help_texts_carry_examples() {
     for cmd in [
-        "select", "verify", "gen", "demo", "bench", "spec", "codegen", "kernels",
+        "select", "verify", "gen", "demo", "spec", "codegen", "kernels",
     ] {
         let run = topk(&[cmd, "--help"]);
         run.assert_success();

@@ -54,7 +54,7 @@ class Call:
     width: int
     first_length: int
     # Global row index of the call's first row in the generator's counter (row_offset + r).
-    # 0 for every call: each call is generated as a matrix of its own, as `topk bench`
+    # 0 for every call: each call is generated as a matrix of its own, as `topk-bench bench`
     # generates it (topk-runtime DeviceMatrix::generate), so both read the same scores.
     row_offset: int
     # Trace the call belongs to (None for matrix and custom shapes) and its index there.
@@ -167,7 +167,7 @@ def rows_per_call(width: int, budget_bytes: int = TRACE_BUDGET_BYTES) -> int:
 def trace_calls(name: str) -> list[Call]:
     """Chunked prefill of T tokens: steps of 65536 query tokens, step ending at e has width e,
     split in order into calls of at most floor(6 GiB / 4e) rows; query t has length t + 1.
-    The same split as topk-runtime data::shapes::trace."""
+    The same split as topk-bench shapes::trace."""
     if name not in TRACES:
         raise ShapeError(f"unknown trace {name!r}; known: {', '.join(sorted(TRACES))}")
     tokens, expected_calls = TRACES[name]

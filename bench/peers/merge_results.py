@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Merge `topk bench --json` results with peers_bench.py results into one JSON and one table.
+"""Merge `topk-bench bench --json` results with peers_bench.py results into one JSON and one table.
 
     python3 bench/peers/merge_results.py --peers-json out/peers_*.json \
         --topk-dir out/topk --json-out out/bench.json --md-out out/bench.md
 
-Each `topk bench` result is a file `<call name>.json` (the names `peers_bench.py --list-shapes`
-prints) holding at least median_ms, rows, width, k and exact; spec and routes are carried
-along. Peer results may come from several runs (one per peer); a call's peers are united.
+Each `topk-bench bench` result is a file `<call name>.json` (the names
+`peers_bench.py --list-shapes` prints) holding at least median_ms, rows, width, k and exact;
+spec and routes are carried along. Peer results may come from several runs (one per peer); a call's peers are united.
 
 Speedup = peer ms / our ms (above 1: ours is faster). A time enters a comparison only when its
 output was exact. Geometric means run over the items of the run: each call outside a trace,
@@ -109,18 +109,18 @@ def load_topk_dir(directory: str) -> dict:
 def ours_entry(call: dict, result: dict | None, k: int) -> dict:
     """Our result for a call, checked against the call's shape."""
     if result is None:
-        return {"status": "missing", "error": "no topk bench result for this call"}
+        return {"status": "missing", "error": "no topk-bench bench result for this call"}
     if "error" in result and "median_ms" not in result:
         return {"status": "error", "error": result["error"]}
     median = result.get("median_ms", result.get("timing", {}).get("median_ms"))
     if median is None:
-        return {"status": "error", "error": "topk bench result has no median_ms"}
+        return {"status": "error", "error": "topk-bench bench result has no median_ms"}
     for keys, want in ((("rows", "m"), call["rows"]), (("width", "n"), call["width"]),
                        (("k",), k)):
         got = next((result[key] for key in keys if key in result), None)
         if got is not None and want is not None and got != want:
             return {"status": "mismatch",
-                    "error": f"topk bench ran {keys[0]}={got}, the call has {want}"}
+                    "error": f"topk-bench bench ran {keys[0]}={got}, the call has {want}"}
     exact = result.get("exact")
     status = {True: "ok", False: "inexact"}.get(exact, "unverified")
     entry = {"status": status, "median_ms": float(median)}
@@ -321,7 +321,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--peers-json", nargs="+", required=True, help="peers_bench.py --json-out files")
     p.add_argument("--topk-dir", nargs="*", default=[],
-                   help="folders of <call name>.json results of `topk bench --json`")
+                   help="folders of <call name>.json results of `topk-bench bench --json`")
     p.add_argument("--json-out", required=True)
     p.add_argument("--md-out", required=True)
     return p.parse_args(argv)

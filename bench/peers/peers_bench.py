@@ -4,11 +4,11 @@
     python3 bench/peers/peers_bench.py --shapes matrix --profile indexer --gen-cu gen.cu \
         --peers torch,flashinfer,sglang --kit .peers --json-out peers.json
 
-Per call: scores generated on the GPU by our generator kernel (identical to what `topk bench`
-reads for the same profile, seed, shape); each peer is run once eagerly and verified, captured
-in a CUDA graph (eager timing when capture fails, said in the output), replayed once and
-verified, timed (DESIGN §7), and verified again. An inexact result is reported, not timed.
-The floor is one read of the valid scores at 4.49 TB/s.
+Per call: scores generated on the GPU by our generator kernel (identical to what
+`topk-bench bench` reads for the same profile, seed, shape); each peer is run once eagerly and
+verified, captured in a CUDA graph (eager timing when capture fails, said in the output),
+replayed once and verified, timed (DESIGN §7), and verified again. An inexact result is
+reported, not timed. The floor is one read of the valid scores at 4.49 TB/s.
 
 `--peers topk,sglang,...` adds this project's Python package (`topk.select`) as one more
 selector, timed the same way in the same process on the same tensors (install the wheel of

@@ -19,7 +19,8 @@ class TraceTest(unittest.TestCase):
             covered = 0
             for c in cs.trace_calls(name):
                 self.assertEqual(c.first_length, covered + 1)
-                self.assertEqual(c.row_offset, 0)  # generated as its own matrix, like topk bench
+                # Generated as a matrix of its own, as `topk-bench bench` does.
+                self.assertEqual(c.row_offset, 0)
                 covered += c.rows
             self.assertEqual(covered, tokens)
 

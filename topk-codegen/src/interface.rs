@@ -1,6 +1,6 @@
 //! The host-kernel interface, written once: the entry points' parameters, the route codes, the
 //! status bits, the control block's words and the stage chain's codes. The generated source
-//! gets them as `#define`s ([`emit`]); the runtime pushes its launch arguments against
+//! gets them as `#define`s (`emit`); the runtime pushes its launch arguments against
 //! [`Entry::params`] and reads routes, status and control words from the same constants.
 //!
 //! An entry's parameter list is a function of the spec's call interface ([`topk_dsl::Io`]): its

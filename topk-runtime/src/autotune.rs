@@ -21,21 +21,29 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The device a record was measured on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceKey {
+    /// Device name as the driver reports it.
     pub name: String,
+    /// Compute capability, major.
     pub cc_major: u32,
+    /// Compute capability, minor.
     pub cc_minor: u32,
+    /// Driver version (`cuDriverGetVersion`): a new driver may time differently.
     pub driver_version: i32,
 }
 
 /// Shapes that share a record: K exactly, rows and width rounded up to powers of two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ShapeBucket {
+    /// K, exactly.
     pub k: u32,
+    /// Row capacity, rounded up to a power of two.
     pub rows: u32,
+    /// Row width, rounded up to a power of two.
     pub width: u32,
 }
 
 impl ShapeBucket {
+    /// The bucket of a call planned for `k`, `m_cap` rows and `width`.
     pub fn of(k: u32, m_cap: u32, width: u32) -> ShapeBucket {
         ShapeBucket {
             k,
@@ -52,20 +60,28 @@ pub struct Timing {
     pub spec: String,
     /// Median milliseconds; `None` when the candidate failed (see `error`) or was inexact.
     pub median_ms: Option<f64>,
+    /// Whether the timed output was verified exact.
     pub exact: bool,
+    /// Why the candidate has no time (failed to plan or run, or inexact).
     pub error: Option<String>,
 }
 
 /// All timings of one sweep.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
+    /// [`FORMAT_VERSION`] of the layout it was written in.
     pub format: u32,
+    /// The device it was measured on.
     pub device: DeviceKey,
+    /// The shapes it serves.
     pub bucket: ShapeBucket,
-    /// The shape the sweep actually ran (inside `bucket`).
+    /// Rows of the shape the sweep actually ran (inside `bucket`).
     pub measured_rows: u32,
+    /// Width of the shape the sweep actually ran.
     pub measured_width: u32,
+    /// [`checksum`] of the candidate set swept; another set makes the record stale.
     pub candidates_checksum: String,
+    /// Every candidate's outcome, in sweep order.
     pub timings: Vec<Timing>,
     /// Seconds since the Unix epoch.
     pub measured_at: u64,
@@ -325,9 +341,33 @@ pub fn sweep(
     }
 }
 
-/// The JSON store of records.
+/// The JSON store of records: what `topk autotune` writes and the planner reads
+/// ([`crate::cuda::Plan::new`] loads the one at [`Store::default_path`]).
+///
+/// ```no_run
+/// use topk_runtime::autotune::{Lookup, ShapeBucket, Store};
+/// use topk_runtime::cuda::{tune, Gpu};
+///
+/// # fn main() -> topk_runtime::Result<()> {
+/// let path = Store::default_path().expect("a cache directory or TOPK_AUTOTUNE_DB");
+/// let mut store = Store::load(&path)?; // empty when the file does not exist yet
+/// let gpu = Gpu::open(0)?;
+/// // Time every candidate for 512 rows of 128K on generated indexer-like scores.
+/// let code = topk_runtime::data::Profile::Indexer.code();
+/// let record = tune::tune_shape(&gpu, 2048, 512, 131_072, code, Default::default(), |_, _, _| {})?;
+/// store.upsert(record);
+/// store.save(&path)?;
+/// let bucket = ShapeBucket::of(2048, 512, 131_072);
+/// let candidates = topk_runtime::autotune::candidates(2048, 131_072);
+/// if let Lookup::Tuned(spec) = store.lookup(&tune::device_key(&gpu), &bucket, &candidates) {
+///     println!("the planner will use {spec}");
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Store {
+    /// At most one record per device and bucket.
     pub records: Vec<Record>,
 }
 
@@ -344,6 +384,9 @@ impl Store {
     }
 
     /// Reads a store; a missing file is an empty store.
+    ///
+    /// # Errors
+    /// [`Error::Input`] when the file cannot be read or is not a store.
     pub fn load(path: &Path) -> Result<Store> {
         match std::fs::read(path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
@@ -360,7 +403,11 @@ impl Store {
         }
     }
 
-    /// Writes the store atomically (temp file in the same folder, then rename).
+    /// Writes the store atomically (temp file in the same folder, then rename), creating the
+    /// folder if needed.
+    ///
+    /// # Errors
+    /// [`Error::Input`] when the folder or file cannot be written.
     pub fn save(&self, path: &Path) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::Input(format!(

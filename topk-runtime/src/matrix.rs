@@ -2,9 +2,13 @@
 /// and one valid length per row.
 #[derive(Clone, Copy, Debug)]
 pub struct ScoreMatrix<'a> {
+    /// The scores: row `r` starts at `data[r * pitch]`.
     pub data: &'a [f32],
+    /// Rows of the matrix.
     pub rows: usize,
+    /// Allocated row width `N`.
     pub width: usize,
+    /// Elements between the starts of consecutive rows, `>= width`.
     pub pitch: usize,
     /// Valid length of each row, `0..=width`; `lengths.len() == rows`.
     pub lengths: &'a [i32],

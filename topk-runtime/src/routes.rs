@@ -22,6 +22,7 @@ pub enum Route {
 }
 
 impl Route {
+    /// Every route, in code order.
     pub const ALL: [Route; 5] = [
         Route::Short,
         Route::Primary,
@@ -33,6 +34,7 @@ impl Route {
     pub fn from_code(code: u8) -> Option<Route> {
         Route::ALL.into_iter().find(|r| *r as u8 == code)
     }
+    /// The route's name in reports: `short`, `primary`, `rescue`, `recovery`, `direct-exact`.
     pub fn name(self) -> &'static str {
         match self {
             Route::Short => "short",
@@ -82,17 +84,55 @@ impl RouteStats {
         stats
     }
 
+    /// The statistics of the per-row (route code, |Q0|) word pairs a launch writes to its
+    /// `row_info` buffer ([`crate::cuda::LaunchBuffers::row_info`]), two `i32` per row.
+    pub fn from_row_info(info: &[i32], per_row: bool) -> RouteStats {
+        RouteStats::from_rows(
+            info.chunks_exact(2).map(|pair| {
+                let route = Route::from_code(pair[0] as u8).unwrap_or(Route::Short);
+                (route, pair[1].max(0) as u64)
+            }),
+            per_row,
+        )
+    }
+
+    /// Rows that took `route`.
     pub fn count(&self, route: Route) -> u64 {
         self.rows[route as usize]
     }
+    /// Rows of the call.
     pub fn total_rows(&self) -> u64 {
         self.rows.iter().sum()
+    }
+}
+
+/// `primary 61, rescue 2, short 1`: the routes rows took, in route order, non-empty ones only
+/// (`no rows` for an empty call).
+impl std::fmt::Display for RouteStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut taken = Route::ALL.into_iter().filter(|&r| self.count(r) > 0);
+        match taken.next() {
+            None => f.write_str("no rows"),
+            Some(first) => {
+                write!(f, "{} {}", first.name(), self.count(first))?;
+                taken.try_for_each(|r| write!(f, ", {} {}", r.name(), self.count(r)))
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn display_lists_only_taken_routes_in_order() {
+        let mut stats = RouteStats::default();
+        assert_eq!(stats.to_string(), "no rows");
+        stats.rows[Route::Rescue as usize] = 2;
+        stats.rows[Route::Short as usize] = 1;
+        assert_eq!(stats.to_string(), "short 1, rescue 2");
+    }
 
     #[test]
     fn every_route_code_reads_back_as_its_route_and_nothing_else_does() {

@@ -65,9 +65,13 @@ half_score!(bf16, Bf16);
 /// part of each row is valid is the call's row source (`crate::call::RowSource`).
 #[derive(Clone, Copy, Debug)]
 pub struct ScoreRows<'a, T> {
+    /// The scores: row `r` starts at `data[r * pitch]`.
     pub data: &'a [T],
+    /// Rows of the matrix.
     pub rows: usize,
+    /// Allocated row width `N`.
     pub width: usize,
+    /// Elements between the starts of consecutive rows, `>= width`.
     pub pitch: usize,
 }
 

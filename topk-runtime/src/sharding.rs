@@ -14,11 +14,18 @@ pub const MAX_SHARDED_POSITIONS: usize = i32::MAX as usize - (1 << 21);
 /// Equal contiguous shards of `shard_width` positions over `ranks` ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sharding {
+    /// Ranks `G`.
     pub ranks: usize,
+    /// Positions each rank holds of every row.
     pub shard_width: usize,
 }
 
 impl Sharding {
+    /// `ranks` shards of `shard_width` positions.
+    ///
+    /// # Errors
+    /// [`Error::Input`] for no rank, an empty shard, or more than [`MAX_SHARDED_POSITIONS`] in
+    /// all.
     pub fn new(ranks: usize, shard_width: usize) -> Result<Sharding> {
         if ranks == 0 {
             return Err(Error::Input("a sharding needs at least one rank".into()));

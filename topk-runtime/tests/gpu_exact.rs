@@ -569,8 +569,8 @@ fn staged_plans_clear_their_workspace_and_follow_graph_replays() {
 /// Rows beyond the live count stay untouched, and one captured graph follows new lengths and a
 /// new row count written on the device between replays.
 fn check_graph_replays(gpu: &Gpu, spec: Option<Spec>) {
-    use topk_runtime::cuda::bench::DeviceMatrix;
     use topk_runtime::cuda::cudarc::driver::sys;
+    use topk_runtime::cuda::DeviceMatrix;
     let k = 2048usize;
     let m_cap = 32usize;
     let case = make_case("endpoints", 9, m_cap, 100_000, 100_000, k);
@@ -753,7 +753,7 @@ fn nan_and_bad_lengths_are_reported() {
 #[test]
 #[ignore = "needs a GPU: run with --ignored on a GPU host"]
 fn device_generator_reproduces_the_cpu_generator_bit_for_bit() {
-    use topk_runtime::cuda::bench::DeviceMatrix;
+    use topk_runtime::cuda::DeviceMatrix;
     use topk_runtime::data::{generate, Profile};
     let gpu = gpu();
     let (rows, width, pitch) = (37usize, 9_001usize, 9_003usize);

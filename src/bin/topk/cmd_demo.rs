@@ -96,10 +96,7 @@ pub fn run(a: DemoArgs) -> CmdResult {
         verdict(ours.verdict.exact),
         ours.spec
     ));
-    report::line(format_args!(
-        "          routes: {}",
-        report::routes(&ours.stats)
-    ));
+    report::line(format_args!("          routes: {}", ours.stats));
     report::line(format_args!(
         "baseline  {:>10}  {:>7.2} GB/s  {}  [select_nth_unstable_by per row, cpu]",
         report::millis(base_timing.median),

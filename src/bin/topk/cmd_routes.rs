@@ -7,7 +7,7 @@ use crate::{progress, report, CmdResult};
 use clap::Args;
 use std::process::ExitCode;
 use topk_dsl::{Centi, Proposal, Spec};
-use topk_runtime::data::stats::{route_rates, row_outcomes, view_underfill, ViewShape};
+use topk_runtime::data::route_rates::{route_rates, row_outcomes, view_underfill, ViewShape};
 use topk_runtime::data::Profile;
 use topk_runtime::policy::context_parallel_spec;
 
@@ -60,7 +60,7 @@ pub struct RoutesArgs {
     /// Instead of the shares: one JSON line per row and policy (profile, spec, row, valid length,
     /// route, |Q0|). With --seed 1, the same --k and --spec set to the spec a timeline line
     /// names, the rows are those of a phase-probe timeline (`TOPK_PHASE_TIMELINE`) of
-    /// `examples/05-operator-matrix`
+    /// `operator-matrix` (topk-bench)
     #[arg(long, conflicts_with = "views")]
     per_row: bool,
 }

@@ -132,7 +132,7 @@ pub fn run(a: SelectArgs) -> CmdResult {
             backend::Backend::Cpu => "",
         },
         report::gbps(problem.valid_bytes(), selection.elapsed),
-        report::routes(&selection.stats),
+        selection.stats,
         a.out.display()
     ));
     Ok(ExitCode::SUCCESS)
@@ -144,7 +144,7 @@ fn run_sharded(a: &SelectArgs, ranks: usize) -> CmdResult {
         return Err(CliError::Usage(
             "--ranks runs on the CPU backend (use --backend cpu); on GPUs the context-parallel \
              selector is the Rust API `topk_runtime::cuda::sharded::ShardedSelector` \
-             (examples/06-context-parallel.rs)"
+             (timed by topk-bench's context-parallel program)"
                 .into(),
         ));
     }
@@ -166,7 +166,7 @@ fn run_sharded(a: &SelectArgs, ranks: usize) -> CmdResult {
         a.k,
         sharding.shard_width,
         report::millis(selection.elapsed),
-        report::routes(&selection.stats),
+        selection.stats,
         a.out.display()
     ));
     Ok(ExitCode::SUCCESS)
@@ -222,7 +222,7 @@ fn run_call(a: &SelectArgs, file: ScoreFile, spec: Spec) -> CmdResult {
         },
         report::millis(done.elapsed),
         report::gbps(done.valid_bytes, done.elapsed),
-        report::routes(&done.stats),
+        done.stats,
         a.out.display(),
         values.map_or(String::new(), |v| format!(", values -> {}", v.display()))
     ));

@@ -4,20 +4,17 @@ mod args;
 mod call_args;
 mod call_inputs;
 mod cmd_autotune;
-mod cmd_bench;
 mod cmd_codegen;
 mod cmd_demo;
 mod cmd_gen;
 mod cmd_kernels;
 mod cmd_plan;
-mod cmd_plot;
 mod cmd_routes;
 mod cmd_select;
 mod cmd_spec;
 mod cmd_verify;
 mod error;
 mod inputs;
-mod plot;
 mod progress;
 mod report;
 mod select_call;
@@ -35,7 +32,8 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "topk", version, propagate_version = true)]
 #[command(
-    after_help = "Start with `topk demo`. Every subcommand has its own --help with examples."
+    after_help = "Start with `topk demo`. Every subcommand has its own --help with examples. \
+                  Benchmarks, profile statistics and charts: the `topk-bench` command."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -48,18 +46,16 @@ enum Command {
     Verify(cmd_verify::VerifyArgs),
     Gen(cmd_gen::GenArgs),
     Demo(cmd_demo::DemoArgs),
-    Bench(cmd_bench::BenchArgs),
     Spec(cmd_spec::SpecArgs),
     Codegen(cmd_codegen::CodegenArgs),
     Kernels(cmd_kernels::KernelsArgs),
     Autotune(cmd_autotune::AutotuneArgs),
     Plan(cmd_plan::PlanArgs),
-    Plot(cmd_plot::PlotArgs),
     Routes(cmd_routes::RoutesArgs),
 }
 
 /// Exit status of a command that ran to the end but found its result wanting (a contract
-/// violation, an inexact benchmark, a kernel that does not compile).
+/// violation, an inexact result, a kernel that does not compile).
 pub const EXIT_FAILED_CHECK: u8 = 1;
 /// Exit status of a command that could not run: bad input, bad arguments, missing device.
 pub const EXIT_BAD_INPUT: u8 = 2;
@@ -71,13 +67,11 @@ fn main() -> ExitCode {
         Command::Verify(a) => cmd_verify::run(a),
         Command::Gen(a) => cmd_gen::run(a),
         Command::Demo(a) => cmd_demo::run(a),
-        Command::Bench(a) => cmd_bench::run(a),
         Command::Spec(a) => cmd_spec::run(a),
         Command::Codegen(a) => cmd_codegen::run(a),
         Command::Kernels(a) => cmd_kernels::run(a),
         Command::Autotune(a) => cmd_autotune::run(a),
         Command::Plan(a) => cmd_plan::run(a),
-        Command::Plot(a) => cmd_plot::run(a),
         Command::Routes(a) => cmd_routes::run(a),
     };
     match result {

@@ -1,10 +1,8 @@
-//! How results are worded: routes, times, throughput; and printing to stdout that stops quietly
+//! How results are worded: times, throughput, sizes; and printing to stdout that stops quietly
 //! when the reader (`| head`) goes away.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::Duration;
-use topk_runtime::{Route, RouteStats};
 
 /// Print one line on stdout; exit quietly if stdout was closed.
 pub fn line(text: impl std::fmt::Display) {
@@ -16,38 +14,6 @@ pub fn line(text: impl std::fmt::Display) {
         eprintln!("error: cannot write to stdout: {e}");
         std::process::exit(crate::EXIT_BAD_INPUT as i32);
     }
-}
-
-/// `primary 61, rescue 2, short 1`: the routes rows took, non-empty ones only.
-pub fn routes(stats: &RouteStats) -> String {
-    let mut text = String::new();
-    for route in Route::ALL {
-        let n = stats.count(route);
-        if n > 0 {
-            if !text.is_empty() {
-                text.push_str(", ");
-            }
-            let _ = write!(text, "{} {n}", route.name());
-        }
-    }
-    if text.is_empty() {
-        text.push_str("no rows");
-    }
-    text
-}
-
-/// Route counts as a JSON object keyed by route name (every route, zeros included).
-pub fn routes_json(stats: &RouteStats) -> serde_json::Value {
-    Route::ALL
-        .iter()
-        .map(|&r| {
-            (
-                r.name().to_string(),
-                serde_json::Value::from(stats.count(r)),
-            )
-        })
-        .collect::<serde_json::Map<_, _>>()
-        .into()
 }
 
 /// Milliseconds with three significant digits or more.
@@ -83,19 +49,5 @@ pub fn size(bytes: u64) -> String {
         format!("{:.1} kB", b / 1e3)
     } else {
         format!("{bytes} B")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn routes_lists_only_taken_routes_in_order() {
-        let mut stats = RouteStats::default();
-        assert_eq!(routes(&stats), "no rows");
-        stats.rows[Route::Rescue as usize] = 2;
-        stats.rows[Route::Short as usize] = 1;
-        assert_eq!(routes(&stats), "short 1, rescue 2");
     }
 }

@@ -26,7 +26,7 @@ mod rows;
 mod transform;
 
 pub use rows::{row_windows, RowWindow};
-pub use transform::{RowTransform, TransformInverse};
+pub(crate) use transform::{RowTransform, TransformInverse};
 
 use crate::score::{Score, ScoreRows};
 use crate::{Error, Result};
@@ -38,16 +38,27 @@ pub enum RowSource<'a> {
     /// Row `r` is valid on `[0, lengths[r])` (`rows=lengths`).
     Lengths(&'a [i32]),
     /// Row `r` is valid on `[starts[r], ends[r])` (`rows=window(..)`).
-    Window { starts: &'a [i32], ends: &'a [i32] },
+    Window {
+        /// Window start of each row.
+        starts: &'a [i32],
+        /// Window end (exclusive) of each row.
+        ends: &'a [i32],
+    },
     /// `next_n` rows per sequence; row `r` is valid on
     /// `[0, seq_lens[r / next_n] - next_n + 1 + r % next_n)` (`rows=decode`).
-    Decode { seq_lens: &'a [i32], next_n: u32 },
+    Decode {
+        /// Length of each sequence, one per `next_n` rows.
+        seq_lens: &'a [i32],
+        /// Rows per sequence: 1 + the speculative tokens.
+        next_n: u32,
+    },
 }
 
 /// A page table: row `r` of the score matrix reads `data[r * pitch..][..columns]` (every row
 /// the same table row when `pitch` is 0), one physical page per `page_size` positions.
 #[derive(Clone, Copy, Debug)]
 pub struct PageTable<'a> {
+    /// The table's entries: physical page numbers.
     pub data: &'a [i32],
     /// Entries per table row: the pages a row may address.
     pub columns: usize,
@@ -71,7 +82,9 @@ pub enum IndexTransform<'a> {
 /// The optional inputs of a call beside the scores.
 #[derive(Clone, Copy, Debug)]
 pub struct CallIo<'a> {
+    /// Where each row's valid scores lie.
     pub rows: RowSource<'a>,
+    /// What is written for a selected position.
     pub transform: IndexTransform<'a>,
 }
 
@@ -85,7 +98,7 @@ impl<'a> CallIo<'a> {
     }
 
     /// Error unless the kinds of rows and transform are the ones the Spec's interface names.
-    pub fn check_kinds(&self, io: &Io) -> Result<()> {
+    pub(crate) fn check_kinds(&self, io: &Io) -> Result<()> {
         let rows_match = matches!(
             (self.rows, io.rows),
             (RowSource::Lengths(_), Rows::Lengths)
@@ -122,7 +135,7 @@ impl<'a> CallIo<'a> {
 /// scores have the spec's dtype, that `io` passes the row source and transform the spec names,
 /// that the score buffer holds its rows, and every row's window and transform range (before any
 /// score is read).
-pub fn resolve<'a, T: Score>(
+pub(crate) fn resolve<'a, T: Score>(
     spec: &Spec,
     scores: &ScoreRows<T>,
     io: &CallIo<'a>,
@@ -193,8 +206,11 @@ impl IndexTransform<'_> {
 /// where the index is `-1`).
 #[derive(Debug)]
 pub struct CallOut<'a, T> {
+    /// `rows x pitch` indices.
     pub indices: &'a mut [i32],
+    /// Elements between the starts of consecutive output rows, `>= K`.
     pub pitch: usize,
+    /// The selected values at the same places, exactly when the Spec has `values=true`.
     pub values: Option<&'a mut [T]>,
 }
 

@@ -9,8 +9,11 @@ use topk_dsl::Rows;
 /// `rows=window(absolute)`, 0 otherwise).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowWindow {
+    /// First valid position in the row.
     pub start: usize,
+    /// Valid scores from `start`.
     pub len: usize,
+    /// Added to a selected position relative to `start` to make the written index.
     pub base: usize,
 }
 

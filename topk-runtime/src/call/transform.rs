@@ -6,7 +6,7 @@ use crate::{Error, Result};
 
 /// One row's transform, its arrays resolved and its range checked.
 #[derive(Clone, Copy, Debug)]
-pub enum RowTransform<'a> {
+pub(crate) enum RowTransform<'a> {
     None,
     Offset(i64),
     /// The row's page-table entries and the page size.
@@ -20,7 +20,7 @@ impl<'a> IndexTransform<'a> {
     /// Each row's transform, after checking the arrays' shapes and that every index of each
     /// row's window transforms to a non-negative int32 (offsets) or has a page-table entry
     /// (pages; their values are checked when used).
-    pub fn per_row(&self, windows: &[RowWindow]) -> Result<Vec<RowTransform<'a>>> {
+    pub(crate) fn per_row(&self, windows: &[RowWindow]) -> Result<Vec<RowTransform<'a>>> {
         match *self {
             IndexTransform::None => Ok(vec![RowTransform::None; windows.len()]),
             IndexTransform::Offset(offsets) => offset_rows(offsets, windows),
@@ -137,7 +137,7 @@ impl RowTransform<'_> {
 
 /// The inverse of one row's transform over its window, for the verifier.
 #[derive(Clone, Debug)]
-pub enum TransformInverse {
+pub(crate) enum TransformInverse {
     /// Subtract this from a written value.
     Shift(i64),
     /// Physical page -> logical page, sorted by physical page.

@@ -35,7 +35,7 @@ mod select_call;
 pub mod sharded;
 mod verify;
 mod verify_call;
-pub mod view;
+pub(crate) mod view;
 
 pub use baseline::select_baseline;
 pub use oracle::{oracle, oracle_with};

@@ -25,6 +25,29 @@ use topk_dsl::{Dtype, Order, Rows, Spec, Transform};
 /// The spec's `ties` and `order` are honoured; a spec of another dtype, or one whose interface
 /// needs more inputs or outputs (values, row windows, decode rows, index transforms), is an
 /// error that names [`super::select_with`], the entry point that takes them.
+///
+/// ```
+/// use topk_dsl::Spec;
+/// use topk_runtime::{cpu, Route, ScoreMatrix};
+///
+/// # fn main() -> topk_runtime::Result<()> {
+/// let (rows, width, k) = (3, 20_000, 64);
+/// let scores: Vec<f32> = (0..rows * width).map(|i| ((i * 7919) % 10_007) as f32).collect();
+/// let lengths = [20_000, 9_000, 50]; // the last row has L <= K
+/// let matrix = ScoreMatrix { data: &scores, rows, width, pitch: width, lengths: &lengths };
+/// let spec = Spec { k: k as u32, ..Spec::default() };
+/// let mut out = vec![0i32; rows * k];
+/// let routes = cpu::select(&spec, &matrix, &mut out, k, false)?;
+/// assert!(cpu::verify(&matrix, k, &out, k)?.is_exact());
+/// assert_eq!(routes.count(Route::Short), 1);
+/// assert_eq!(&out[2 * k + 50..3 * k], &[-1; 14][..]); // 50 indices, then -1
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// [`Error::Spec`], [`Error::K`], [`Error::Input`], [`Error::Length`] or [`Error::NaN`] as
+/// above.
 pub fn select(
     spec: &Spec,
     scores: &ScoreMatrix,
@@ -47,6 +70,9 @@ pub fn select(
 /// `scores` is row `first_row + r` of the whole, which fixes its view phase (paper eq. 13) and,
 /// with a tail margin (`Spec::tail_rows`), its rank, so a matrix selected in blocks takes the
 /// same routes as when selected whole.
+///
+/// # Errors
+/// As [`select`]; also when `first_row + rows` exceeds `call_rows`.
 pub fn select_rows_from(
     spec: &Spec,
     scores: &ScoreMatrix,

@@ -26,6 +26,44 @@ use topk_dsl::{Order, Spec};
 /// window or decode length leaves `[0, width]`, or a transform cannot represent a row's indices;
 /// while the rows are read, on a NaN among the valid scores (its row and column in the score
 /// matrix) or a page-table entry that makes a negative or overlong index.
+///
+/// ```
+/// use topk_dsl::{Io, Order, Rows, Spec, Ties, Transform};
+/// use topk_runtime::call::{CallIo, CallOut, IndexTransform, RowSource};
+/// use topk_runtime::{cpu, ScoreRows};
+///
+/// # fn main() -> topk_runtime::Result<()> {
+/// // Row windows (vLLM's prefill layout), values, sorted, lowest-index ties, and each index
+/// // shifted by its row's offset (FlashInfer's ragged transform).
+/// let spec = Spec {
+///     k: 2,
+///     io: Io {
+///         values: true,
+///         order: Order::Sorted,
+///         ties: Ties::Lowest,
+///         rows: Rows::Window { relative: true },
+///         transform: Transform::Offset,
+///     },
+///     ..Spec::default()
+/// };
+/// let scores = [0.5f32, 3.0, 1.0, 3.0, 2.0, 9.0];
+/// let rows = ScoreRows { data: &scores, rows: 1, width: 6, pitch: 6 };
+/// let io = CallIo {
+///     rows: RowSource::Window { starts: &[1], ends: &[5] },
+///     transform: IndexTransform::Offset(&[100]),
+/// };
+/// let (mut idx, mut vals) = ([0i32; 2], [0f32; 2]);
+/// let out = CallOut { indices: &mut idx, pitch: 2, values: Some(&mut vals) };
+/// cpu::select_with(&spec, &rows, &io, out, false)?;
+/// // Window [1, 5): the two 3.0s at window positions 0 and 2, lowest first, plus 100.
+/// assert_eq!((idx, vals), ([100, 102], [3.0, 3.0]));
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// As above: [`crate::Error::Spec`], [`crate::Error::K`], [`crate::Error::Input`] or
+/// [`crate::Error::NaN`], the row named.
 pub fn select_with<T: Score>(
     spec: &Spec,
     scores: &ScoreRows<T>,

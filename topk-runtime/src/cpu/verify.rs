@@ -13,14 +13,18 @@ const REPORTED: usize = 8;
 /// One row that breaks the contract, and the first thing found wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
+    /// The row.
     pub row: usize,
+    /// What is wrong, in one sentence.
     pub what: String,
 }
 
 /// The outcome of [`verify`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VerifyReport {
+    /// Rows checked: every row of the matrix.
     pub rows_checked: usize,
+    /// Rows that break the contract.
     pub rows_violating: usize,
     /// The first few violations, by row.
     pub violations: Vec<Violation>,
@@ -54,6 +58,24 @@ impl fmt::Display for VerifyReport {
 /// K distinct indices in `[0, L)` with `min(selected) >= max(unselected)` compared as FP32
 /// values (`-0.0 == +0.0`); for `L <= K`, the indices `0..L` in any order, then `-1`.
 /// Bad shapes and NaN scores (outside the contract) are errors, not violations.
+///
+/// ```
+/// use topk_runtime::{cpu, ScoreMatrix};
+///
+/// # fn main() -> topk_runtime::Result<()> {
+/// let scores = [4.0f32, 1.0, 3.0, 2.0];
+/// let matrix = ScoreMatrix { data: &scores, rows: 1, width: 4, pitch: 4, lengths: &[4] };
+/// assert!(cpu::verify(&matrix, 2, &[2, 0], 2)?.is_exact()); // {4.0, 3.0}, any order
+/// let report = cpu::verify(&matrix, 2, &[0, 3], 2)?; // 2.0 selected over 3.0
+/// assert_eq!(report.rows_violating, 1);
+/// println!("{report}");
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// [`Error::K`], [`Error::Input`] or [`Error::Length`] for bad shapes; [`Error::NaN`] for a
+/// NaN among the valid scores.
 pub fn verify(
     scores: &ScoreMatrix,
     k: usize,

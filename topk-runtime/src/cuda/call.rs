@@ -23,9 +23,13 @@ use std::sync::Arc;
 /// up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CallShape {
+    /// Rows of the call.
     pub rows: u32,
+    /// Allocated row width.
     pub width: u32,
+    /// Row pitch of the scores, in elements.
     pub pitch: u64,
+    /// Row pitch of the output, in elements.
     pub out_pitch: u64,
 }
 

@@ -116,6 +116,22 @@ impl Gpu {
 
     /// Opens device `ordinal`: checks driver, device, architecture and NVRTC, then retains the
     /// device's primary context. Each failure says what is missing and what to do.
+    ///
+    /// ```no_run
+    /// use topk_runtime::cuda::Gpu;
+    ///
+    /// if Gpu::available() {
+    ///     let gpu = Gpu::open(0).expect("a usable GPU");
+    ///     let p = gpu.props();
+    ///     println!("{}: {} SMs, compute capability {}.{}", p.name, p.sms, p.cc_major, p.cc_minor);
+    /// } else if let Err(why) = Gpu::open(0) {
+    ///     eprintln!("no GPU: {why}"); // e.g. the driver is not installed, and what to do
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Cuda`] when the driver, the device or NVRTC is missing or the architecture is
+    /// older than compute capability 8.0, saying what to install or choose instead.
     pub fn open(ordinal: usize) -> Result<Gpu> {
         let probed = probe(ordinal)?;
         let ctx = CudaContext::new(ordinal)
@@ -199,7 +215,7 @@ impl Gpu {
     }
 
     /// Lets `loaded` launch clusters larger than the portable 8 CTAs (16 on Hopper).
-    pub fn allow_non_portable_clusters(&self, loaded: &Loaded) -> Result<()> {
+    pub(crate) fn allow_non_portable_clusters(&self, loaded: &Loaded) -> Result<()> {
         self.inner
             .ctx
             .bind_to_thread()

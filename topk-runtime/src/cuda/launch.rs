@@ -103,10 +103,15 @@ impl Workspace {
 /// [`CallBuffers`]: pass 0).
 #[derive(Clone, Copy, Debug)]
 pub struct RawBuffers {
+    /// f32 scores, `M_cap x pitch`.
     pub scores: CUdeviceptr,
+    /// i32 valid length of each row.
     pub lengths: CUdeviceptr,
+    /// One i32: the live row count `m`.
     pub live_rows: CUdeviceptr,
+    /// i32 indices, `M_cap x out_pitch`.
     pub out: CUdeviceptr,
+    /// i32 (route, |Q0|) pair of each row, or 0.
     pub row_info: CUdeviceptr,
 }
 
@@ -343,6 +348,31 @@ impl Plan {
     /// Launches the selector on `stream` (a plan of the plain operator's interface: see
     /// [`Plan::launch_call_with`] for the others). Graph-capturable: no allocation, no host
     /// read-back.
+    ///
+    /// ```no_run
+    /// use topk_runtime::cuda::{Gpu, LaunchBuffers, Plan, PlanRequest, Workspace};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let gpu = Gpu::open(0)?;
+    /// let plan = Plan::new(&gpu, PlanRequest::new(2048, 64, 262_144))?;
+    /// let stream = gpu.stream();
+    /// let mut ws = Workspace::new(&plan, stream)?;
+    /// let scores = stream.alloc_zeros::<f32>(64 * 262_144)?;
+    /// let lengths = stream.clone_htod(&vec![262_144i32; 64])?;
+    /// let live_rows = stream.clone_htod(&[64i32])?;
+    /// let mut out = stream.alloc_zeros::<i32>(64 * 2048)?;
+    /// let (s, l, m) = (scores.slice(..), lengths.slice(..), live_rows.slice(..));
+    /// let mut o = out.slice_mut(..);
+    /// let io = LaunchBuffers { scores: &s, lengths: &l, live_rows: &m, out: &mut o, row_info: None };
+    /// plan.launch(stream, io, &mut ws)?;
+    /// assert_eq!(ws.status(stream)?, 0); // no NaN, bad length or row count
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Input`] when a buffer is smaller than the plan's extents or `ws` was made for
+    /// another plan; [`Error::Cuda`] when the launch fails.
     pub fn launch(
         &self,
         stream: &Arc<CudaStream>,
@@ -384,6 +414,37 @@ impl Plan {
     /// `M_cap` i32, `io.live_rows` to one i32, `io.out` to `(M_cap - 1) * out_pitch + K`
     /// writable i32 and `io.row_info`, when non-zero, to `2 * M_cap` writable i32, all in this
     /// plan's context and not written by other work while the kernel runs.
+    ///
+    /// # Errors
+    /// [`Error::Input`] when `ws` was made for another plan; [`Error::Cuda`] when the launch
+    /// fails.
+    ///
+    /// ```no_run
+    /// use topk_runtime::cuda::cudarc::driver::{DevicePtr, DevicePtrMut};
+    /// use topk_runtime::cuda::{Gpu, Plan, PlanRequest, RawBuffers, Workspace};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let gpu = Gpu::open(0)?;
+    /// let plan = Plan::new(&gpu, PlanRequest::new(2048, 64, 262_144))?;
+    /// let stream = gpu.stream();
+    /// let mut ws = Workspace::new(&plan, stream)?;
+    /// // Buffers owned elsewhere (a framework's tensors); here cudarc allocates them.
+    /// let scores = stream.alloc_zeros::<f32>(64 * 262_144)?;
+    /// let lengths = stream.clone_htod(&vec![262_144i32; 64])?;
+    /// let live_rows = stream.clone_htod(&[64i32])?;
+    /// let mut out = stream.alloc_zeros::<i32>(64 * 2048)?;
+    /// let io = RawBuffers {
+    ///     scores: scores.device_ptr(stream).0,
+    ///     lengths: lengths.device_ptr(stream).0,
+    ///     live_rows: live_rows.device_ptr(stream).0,
+    ///     out: out.device_ptr_mut(stream).0,
+    ///     row_info: 0,
+    /// };
+    /// // SAFETY: the buffers hold the plan's extents and outlive the launch.
+    /// unsafe { plan.launch_raw(stream, io, &mut ws)? };
+    /// # Ok(())
+    /// # }
+    /// ```
     pub unsafe fn launch_raw(
         &self,
         stream: &Arc<CudaStream>,
@@ -404,6 +465,10 @@ pub struct StreamJoin {
 }
 
 impl StreamJoin {
+    /// The fork and join events, made in `stream`'s context.
+    ///
+    /// # Errors
+    /// [`Error::Cuda`] when an event cannot be created.
     pub fn new(stream: &Arc<CudaStream>) -> Result<StreamJoin> {
         let ctx = stream.context();
         let make = || {

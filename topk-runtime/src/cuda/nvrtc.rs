@@ -205,7 +205,7 @@ pub fn compile(source: &str, entry_hint: &str, arch: &Arch) -> Result<Compiled> 
 }
 
 /// Compiles `source` with exactly `options` (which must select `arch`).
-pub fn compile_with_options(
+pub(crate) fn compile_with_options(
     source: &str,
     entry_hint: &str,
     arch: &Arch,

@@ -13,6 +13,7 @@ use topk_dsl::{Spec, MAX_K};
 /// What a caller plans for: capacities, not live values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlanRequest {
+    /// Indices selected per row.
     pub k: u32,
     /// Rows the buffers can hold (`M_cap`); fewer may be live at each call.
     pub m_cap: u32,
@@ -31,6 +32,8 @@ pub struct PlanRequest {
 }
 
 impl PlanRequest {
+    /// A request for `k` of rows `width` wide, `m_cap` rows at most, dense pitches, the
+    /// planner's choice of spec.
     pub fn new(k: u32, m_cap: u32, width: u32) -> Self {
         PlanRequest {
             k,
@@ -43,6 +46,7 @@ impl PlanRequest {
         }
     }
 
+    /// The request with `spec` given instead of the planner's choice.
     pub fn with_spec(mut self, spec: Spec) -> Self {
         self.spec = Some(spec);
         self
@@ -94,12 +98,19 @@ pub enum SpecSource {
 /// A planned selector: the generated kernel, loaded, and its launch geometry.
 #[derive(Clone, Debug)]
 pub struct Plan {
+    /// What was planned for.
     pub request: PlanRequest,
+    /// The spec chosen, with every device adjustment made.
     pub spec: Spec,
+    /// Its generated source and entry point.
     pub kernel: KernelSource,
+    /// The compiled module, loaded on the device.
     pub loaded: Loaded,
+    /// CTAs launched (a `map=staged` plan: position chunks per row).
     pub grid: u32,
+    /// Threads per CTA.
     pub block: u32,
+    /// Dynamic shared memory per CTA, bytes.
     pub smem: u32,
     /// Frontier spill capacity per worker and ping-pong buffer, in (key, index) pairs.
     pub spill_cap: u32,
@@ -107,6 +118,7 @@ pub struct Plan {
     pub workspace_bytes: u64,
     /// CTAs resident per SM, from the occupancy calculator.
     pub ctas_per_sm: u32,
+    /// Where the spec came from.
     pub source: SpecSource,
     /// The stage chain of a `map=staged` plan (`grid` is then its position chunks per row);
     /// `None` for the single-kernel families.
@@ -117,7 +129,9 @@ pub struct Plan {
 /// workspace regions of the stage chain (one rank of `sharded.cu`).
 #[derive(Clone, Debug)]
 pub struct StagedLayout {
+    /// Position chunks per row.
     pub chunks: u32,
+    /// Scores per chunk.
     pub chunk_len: u32,
     pub(crate) regions: super::sharded::stages::Regions,
     /// The call's stages in order, fixed by the plan.
@@ -154,6 +168,27 @@ impl Plan {
     /// Plans `request` on `gpu`: chooses the Spec (given; else the autotune store's record for
     /// this device and shape bucket, see [`crate::autotune`]; else the default map), generates,
     /// compiles (through the caches) and sizes the grid and workspace.
+    ///
+    /// ```no_run
+    /// use topk_runtime::cuda::{Gpu, Plan, PlanRequest, SpecSource};
+    ///
+    /// # fn main() -> topk_runtime::Result<()> {
+    /// let gpu = Gpu::open(0)?;
+    /// // Capacities: K = 2048, up to 4096 rows of 256K scores; live lengths and the live row
+    /// // count stay device inputs of each launch.
+    /// let plan = Plan::new(&gpu, PlanRequest::new(2048, 4096, 262_144))?;
+    /// println!("{} ({:?}): {} CTAs, {} bytes of workspace", plan.spec, plan.source, plan.grid,
+    ///     plan.workspace_bytes);
+    /// assert!(matches!(plan.source, SpecSource::Default | SpecSource::Tuned
+    ///     | SpecSource::DefaultIgnoring(_)));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::K`] or [`Error::Input`] for a request out of range (K, width, pitches);
+    /// [`Error::Spec`] or [`Error::Codegen`] for a spec the kernels cannot run;
+    /// [`Error::Compile`], [`Error::Cache`] or [`Error::Cuda`] when building or loading fails.
     pub fn new(gpu: &Gpu, request: PlanRequest) -> Result<Plan> {
         let store = match crate::autotune::Store::default_path() {
             Some(path) => crate::autotune::Store::load(&path).ok(),
@@ -195,6 +230,7 @@ impl Plan {
         })
     }
 
+    /// The kernel family of the chosen spec.
     pub fn family(&self) -> Family {
         self.kernel.family
     }

@@ -9,12 +9,33 @@ use super::launch::{
 use super::plan::{Plan, PlanRequest};
 use crate::call::{check_values, resolve, CallIo, CallOut, IndexTransform, RowSource, RowWindow};
 use crate::input::{check_indices, check_matrix};
-use crate::routes::{Route, RouteStats};
+use crate::routes::RouteStats;
 use crate::score::ScoreRows;
 use crate::{Error, Result, ScoreMatrix};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
-/// A planned selector with its workspace, for scores in host memory.
+/// A planned selector with its workspace, for scores in host memory: each call uploads,
+/// launches, checks the status word and downloads (engines with data on the device use
+/// [`Plan::launch`] instead).
+///
+/// ```no_run
+/// use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
+/// use topk_runtime::ScoreMatrix;
+///
+/// # fn main() -> topk_runtime::Result<()> {
+/// let (rows, width, k) = (8, 100_000, 256);
+/// let scores: Vec<f32> = (0..rows * width).map(|i| ((i * 7919) % 10_007) as f32).collect();
+/// let lengths = vec![width as i32; rows];
+/// let matrix = ScoreMatrix { data: &scores, rows, width, pitch: width, lengths: &lengths };
+/// let gpu = Gpu::open(0)?;
+/// let mut selector = CudaSelector::new(&gpu, PlanRequest::new(k as u32, rows as u32, width as u32))?;
+/// let mut out = vec![0i32; rows * k];
+/// let routes = selector.select_host(&matrix, &mut out, k, false)?;
+/// assert!(topk_runtime::cpu::verify(&matrix, k, &out, k)?.is_exact());
+/// println!("{routes}");
+/// # Ok(())
+/// # }
+/// ```
 pub struct CudaSelector {
     gpu: Gpu,
     plan: Plan,
@@ -22,6 +43,10 @@ pub struct CudaSelector {
 }
 
 impl CudaSelector {
+    /// Plans `request` ([`Plan::new`]) and allocates its workspace.
+    ///
+    /// # Errors
+    /// As [`Plan::new`] and [`Workspace::new`].
     pub fn new(gpu: &Gpu, request: PlanRequest) -> Result<CudaSelector> {
         CudaSelector::with_plan(gpu, Plan::new(gpu, request)?)
     }
@@ -36,11 +61,18 @@ impl CudaSelector {
         })
     }
 
+    /// The plan it launches.
     pub fn plan(&self) -> &Plan {
         &self.plan
     }
 
-    /// Selects every row of `scores` into `out` (`rows x out_pitch`), with route statistics.
+    /// Selects every row of `scores` into `out` (`rows x out_pitch`), with route statistics
+    /// (each row's route and |Q0| too with `per_row_routes`).
+    ///
+    /// # Errors
+    /// [`Error::Input`] when the matrix does not fit the plan or the device reports invalid
+    /// input; [`Error::NaN`] naming the first NaN score; [`Error::Cuda`] when a copy or the
+    /// launch fails.
     pub fn select_host(
         &mut self,
         scores: &ScoreMatrix,
@@ -53,7 +85,7 @@ impl CudaSelector {
         check_host_input(scores, &r, out.len(), out_pitch)?;
         let rows = scores.rows;
         if rows == 0 {
-            return Ok(route_stats(&[], per_row_routes));
+            return Ok(RouteStats::from_row_info(&[], per_row_routes));
         }
         let stream = self.gpu.stream().clone();
         let cuda = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));
@@ -114,7 +146,7 @@ impl CudaSelector {
         let info = stream
             .clone_dtoh(&d_info)
             .map_err(|e| cuda("downloading row statistics", e))?;
-        Ok(route_stats(&info, per_row_routes))
+        Ok(RouteStats::from_row_info(&info, per_row_routes))
     }
 }
 
@@ -156,7 +188,7 @@ impl CudaSelector {
         }
         let rows = scores.rows;
         if rows == 0 {
-            return Ok(route_stats(&[], per_row_routes));
+            return Ok(RouteStats::from_row_info(&[], per_row_routes));
         }
         let stream = self.gpu.stream().clone();
         let cuda = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));
@@ -303,7 +335,7 @@ impl CudaSelector {
         let info = stream
             .clone_dtoh(&d_info)
             .map_err(|e| cuda("downloading row statistics", e))?;
-        Ok(route_stats(&info, per_row_routes))
+        Ok(RouteStats::from_row_info(&info, per_row_routes))
     }
 }
 
@@ -319,17 +351,6 @@ fn locate_nan_in_windows(scores: &ScoreRows<f32>, windows: &[RowWindow]) -> Erro
         }
     }
     Error::Input("the device reported a NaN score".into())
-}
-
-/// Route statistics from the per-row (route, |Q0|) pairs the kernels write.
-pub fn route_stats(info: &[i32], per_row: bool) -> RouteStats {
-    RouteStats::from_rows(
-        info.chunks_exact(2).map(|pair| {
-            let route = Route::from_code(pair[0] as u8).unwrap_or(Route::Short);
-            (route, pair[1].max(0) as u64)
-        }),
-        per_row,
-    )
 }
 
 fn check_host_input(

@@ -10,17 +10,25 @@ use std::sync::Arc;
 pub struct GraphTiming {
     /// Median over rounds of the mean time per replay, milliseconds.
     pub median_ms: f64,
+    /// Fastest round's mean time per replay, milliseconds.
     pub min_ms: f64,
+    /// Slowest round's mean time per replay, milliseconds.
     pub max_ms: f64,
+    /// Rounds timed.
     pub rounds: usize,
+    /// Replays per round.
     pub replays_per_round: usize,
 }
 
-/// Protocol knobs.
+/// How a captured call is timed; the default is the harness's: 10 warm-up replays, then 7
+/// rounds of 20.
 #[derive(Clone, Copy, Debug)]
 pub struct TimingProtocol {
+    /// Untimed replays first.
     pub warmup: usize,
+    /// Timed rounds (at least 1).
     pub rounds: usize,
+    /// Replays per round, timed together (at least 1).
     pub replays_per_round: usize,
 }
 
@@ -39,6 +47,9 @@ fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
 }
 
 /// Captures `call` (which must only enqueue work on `stream`) into a graph and times replays.
+///
+/// # Errors
+/// The error of `call`, or [`Error::Cuda`] when capture, replay or the events fail.
 pub fn time_graph(
     stream: &Arc<CudaStream>,
     protocol: TimingProtocol,

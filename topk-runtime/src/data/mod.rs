@@ -7,14 +7,14 @@
 //! - [`Profile`]: `indexer` (sink + recency structure, paper §3.1 Fig. 3c), `iid`, and the
 //!   adversarial families;
 //! - [`shapes`]: terminal causal windows, the operator matrix (§6.2), framework traces (§6.3);
-//! - [`stats`]: endpoint share and primary-boundary underfill of a profile.
+//! - [`route_rates`]: what a proposal policy does on a profile (routes, |Q0|, view underfill).
 
 mod counter;
 mod formula;
 mod generate;
 mod profile;
+pub mod route_rates;
 pub mod shapes;
-pub mod stats;
 
 pub use formula::value;
 pub use generate::{generate, generate_into};

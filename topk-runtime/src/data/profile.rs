@@ -60,32 +60,19 @@ impl Profile {
         Profile::Tiny,
     ];
 
-    /// The adversarial families: everything but `indexer` and `iid`.
-    pub const ADVERSARIAL: [Profile; 11] = [
-        Profile::AllEqual,
-        Profile::TwoValues,
-        Profile::TiesAtK,
-        Profile::SortedAsc,
-        Profile::SortedDesc,
-        Profile::Periodic,
-        Profile::Infinities,
-        Profile::SignedZeros,
-        Profile::Subnormals,
-        Profile::Huge,
-        Profile::Tiny,
-    ];
-
     /// The code passed to the CUDA generator.
     pub fn code(self) -> i32 {
         self as i32
     }
 
+    /// The profile of a generator code, if it is one.
     pub fn from_code(code: i32) -> Option<Profile> {
         usize::try_from(code)
             .ok()
             .and_then(|i| Profile::ALL.get(i).copied())
     }
 
+    /// The profile's name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Profile::Indexer => "indexer",
@@ -143,8 +130,5 @@ mod tests {
         assert_eq!(Profile::from_code(code::COUNT), None);
         assert_eq!(Profile::from_code(-1), None);
         assert!("ties_at_k".parse::<Profile>().is_err());
-        for p in Profile::ADVERSARIAL {
-            assert!(p != Profile::Indexer && p != Profile::Iid);
-        }
     }
 }

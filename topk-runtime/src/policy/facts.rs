@@ -34,8 +34,11 @@ pub struct DeviceFacts {
 /// CTAs per SM of a loaded kernel, by its block size and dynamic shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MeasuredOccupancy {
+    /// Threads per CTA of the kernel.
     pub threads: u32,
+    /// Its dynamic shared memory, bytes.
     pub dynamic_smem: u32,
+    /// CTAs per SM the occupancy calculator reports for it.
     pub ctas_per_sm: u32,
 }
 

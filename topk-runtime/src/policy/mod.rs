@@ -48,6 +48,18 @@ pub fn choose(facts: &DeviceFacts, shape: &Shape) -> (&'static Rule, Spec) {
 
 /// The default map's spec for `m_cap` rows of `width` scores at rank `k` on a device of
 /// `facts`: what the planner compiles when it has no given spec and no autotune record.
+///
+/// ```
+/// use topk_dsl::Mapping;
+/// use topk_runtime::policy::{default_spec, DeviceFacts};
+///
+/// // 4096 rows of 256K on an H200: the persistent kernel, a worker pool over every SM.
+/// let spec = default_spec(&DeviceFacts::h200(), 2048, 4096, 262_144);
+/// assert_eq!(spec.k, 2048);
+/// assert!(matches!(spec.mapping, Mapping::Persistent));
+/// assert!(spec.validate().is_ok());
+/// println!("{spec}");
+/// ```
 pub fn default_spec(facts: &DeviceFacts, k: u32, m_cap: u32, width: u32) -> Spec {
     choose(facts, &Shape { k, m_cap, width }).1
 }

@@ -74,8 +74,11 @@ pub const SHORT_MARGIN_MAX_WIDTH: u32 = 1 << 16;
 /// default map").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Margin {
+    /// Row widths the margin applies to.
     pub widths: RangeInclusive<u32>,
+    /// Primary target rank, a multiple of K.
     pub rho: Centi,
+    /// Rescue rank, a multiple of K.
     pub rescue: Centi,
     /// Why, in a line.
     pub why: &'static str,

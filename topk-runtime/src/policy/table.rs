@@ -6,8 +6,11 @@ use std::fmt::Write;
 /// The shapes of a table: every combination of its ranks, row counts and widths.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grid {
+    /// Ranks K.
     pub ks: Vec<u32>,
+    /// Row counts `M_cap`.
     pub rows: Vec<u32>,
+    /// Row widths `N`.
     pub widths: Vec<u32>,
 }
 

@@ -11,6 +11,10 @@ use crate::{Error, Result};
 /// hold the element-wise wrapping sum of all of them. A wrong sum is not trusted blindly: the
 /// selector reports an error when it makes the ranks disagree.
 pub trait Collective {
+    /// Leaves the element-wise wrapping sum of all `buffers` in every one of them.
+    ///
+    /// # Errors
+    /// Whatever stops the exchange (buffers of different lengths, a failed transport).
     fn all_reduce_sum(&self, buffers: &mut [Vec<u32>]) -> Result<()>;
 }
 

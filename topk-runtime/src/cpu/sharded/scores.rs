@@ -7,11 +7,13 @@ use crate::{Error, Result};
 /// `[r * shard_width, (r + 1) * shard_width)` of every row.
 #[derive(Clone, Copy, Debug)]
 pub struct ShardedScores<'a> {
+    /// How the positions of a row are split over the ranks.
     pub sharding: Sharding,
     /// One buffer per rank: its `rows x shard_width` local matrix, pitch `shard_width`.
     pub shards: &'a [&'a [f32]],
     /// The global valid length of each row, in `[0, ranks * shard_width]`.
     pub lengths: &'a [i32],
+    /// Rows of the batch.
     pub rows: usize,
 }
 

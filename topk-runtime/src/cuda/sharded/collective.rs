@@ -10,21 +10,21 @@ use std::ops::Range;
 use std::sync::Arc;
 
 /// One rank's stream and workspace; collectives act on a word range of every rank's workspace.
-pub struct RankWorkspace {
-    pub stream: Arc<CudaStream>,
-    pub words: CudaSlice<u32>,
+pub(crate) struct RankWorkspace {
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) words: CudaSlice<u32>,
 }
 
 /// Sums `range` of every rank's workspace, leaving the sum in every rank's copy, ordered on
 /// each rank's stream (graph-capturable: no allocation, no synchronization).
-pub trait Collective: Send {
+pub(crate) trait Collective: Send {
     fn name(&self) -> &'static str;
     fn all_reduce_sum(&self, ranks: &mut [RankWorkspace], range: Range<usize>) -> Result<()>;
 }
 
 /// Ranks simulated on one device, all on one stream: rank 0 accumulates, then every other rank
 /// receives a copy.
-pub struct SimulatedCollective {
+pub(crate) struct SimulatedCollective {
     pub(crate) sum: CudaFunction,
 }
 
@@ -67,7 +67,7 @@ impl Collective for SimulatedCollective {
 
 /// One rank per device over NCCL (one process, `ncclCommInitAll`); the calls of all ranks go
 /// in one NCCL group, so one host thread drives every device.
-pub struct NcclCollective {
+pub(crate) struct NcclCollective {
     comms: Vec<Comm>,
 }
 
@@ -77,7 +77,7 @@ unsafe impl Send for NcclCollective {}
 
 impl NcclCollective {
     /// Communicators over `streams`, one per device, rank i on `streams[i]`.
-    pub fn new(streams: &[Arc<CudaStream>]) -> Result<NcclCollective> {
+    pub(crate) fn new(streams: &[Arc<CudaStream>]) -> Result<NcclCollective> {
         // SAFETY: only probes whether the shared library can be opened.
         if !unsafe { cudarc::nccl::sys::is_culib_present() } {
             return Err(Error::Cuda(

@@ -13,7 +13,7 @@ mod collective;
 mod graph;
 pub(crate) mod stages;
 
-pub use collective::{Collective, NcclCollective, RankWorkspace, SimulatedCollective};
+use collective::{Collective, NcclCollective, RankWorkspace, SimulatedCollective};
 pub use graph::ShardedGraph;
 
 use super::device::Gpu;
@@ -31,8 +31,11 @@ use topk_dsl::Spec;
 /// What to plan: rank K over batches of up to `m_cap` rows sharded as `sharding`.
 #[derive(Clone, Copy, Debug)]
 pub struct ShardedRequest {
+    /// Indices selected per row.
     pub k: u32,
+    /// Rows a call may hold.
     pub m_cap: u32,
+    /// How a row's positions are split over the ranks.
     pub sharding: Sharding,
     /// K, proposal and digits to use (map=persistent or staged, stride view, no
     /// `exact_below`); default: `policy::context_parallel_spec`.
@@ -40,6 +43,7 @@ pub struct ShardedRequest {
 }
 
 impl ShardedRequest {
+    /// A request with the context-parallel default spec.
     pub fn new(k: u32, m_cap: u32, sharding: Sharding) -> ShardedRequest {
         ShardedRequest {
             k,
@@ -60,12 +64,19 @@ impl ShardedRequest {
 /// `row_info`: 0, or `2 * m_cap` ints (route, frontier size) per row.
 #[derive(Clone, Copy, Debug)]
 pub struct RankIo {
+    /// The rank's shard of the scores.
     pub scores: CUdeviceptr,
+    /// Elements between the shard's rows.
     pub pitch: u64,
+    /// Global valid length of each row.
     pub lengths: CUdeviceptr,
+    /// One i32: the live row count.
     pub live_rows: CUdeviceptr,
+    /// Global positions selected, `m_cap x out_pitch`.
     pub out: CUdeviceptr,
+    /// Elements between output rows, `>= K`.
     pub out_pitch: u64,
+    /// (route, frontier size) per row, or 0.
     pub row_info: CUdeviceptr,
 }
 
@@ -176,14 +187,17 @@ impl ShardedSelector {
         })
     }
 
+    /// The spec every rank runs.
     pub fn spec(&self) -> &Spec {
         &self.spec
     }
 
+    /// How rows are split over the ranks.
     pub fn sharding(&self) -> Sharding {
         self.sharding
     }
 
+    /// The collective between the stages: NCCL, or the one-device simulation.
     pub fn collective_name(&self) -> &'static str {
         self.collective.name()
     }

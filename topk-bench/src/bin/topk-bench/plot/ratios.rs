@@ -112,26 +112,29 @@ fn width_groups(bars: &[Bar]) -> Vec<(i32, i32, u64)> {
     groups
 }
 
-/// Bars labelled with their rows per call M under `N = ...` for each run of one width, the
-/// value on top of each bar, a dashed line at 1.0, and a note naming shapes without a value.
-fn draw(r: Ratios) -> Result<String, String> {
-    let n = r.bars.len() as i32;
-
-    let top = r.bars.iter().filter_map(|b| b.value).fold(1.0f64, f64::max) * HEADROOM;
-    let missing: Vec<String> = r
-        .bars
+/// The chart's note: the shapes without a value, if any.
+fn missing_note(bars: &[Bar]) -> String {
+    let missing: Vec<String> = bars
         .iter()
         .filter(|b| b.value.is_none())
         .map(|b| b.shape.name.clone())
         .collect();
-    let note = if missing.is_empty() {
+    if missing.is_empty() {
         String::new()
     } else {
         format!(
             "No exact time on both sides at: {}.",
             canvas::short_list(&missing, 6)
         )
-    };
+    }
+}
+
+/// Bars labelled with their rows per call M under `N = ...` for each run of one width, the
+/// value on top of each bar, a dashed line at 1.0, and a note naming shapes without a value.
+fn draw(r: Ratios) -> Result<String, String> {
+    let n = r.bars.len() as i32;
+    let top = r.bars.iter().filter_map(|b| b.value).fold(1.0f64, f64::max) * HEADROOM;
+    let note = missing_note(&r.bars);
     let width = canvas::fit_width(
         BAR_PITCH * n as u32 + 160,
         &[(&r.title, canvas::TITLE_SIZE), (&note, canvas::NOTE_SIZE)],

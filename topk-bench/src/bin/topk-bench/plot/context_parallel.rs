@@ -1,5 +1,5 @@
-//! Rows sharded over GPUs (`examples/06-context-parallel.rs`): speedup over the single-GPU
-//! default plan against the number of ranks, a line per shape, a panel per profile.
+//! Rows sharded over GPUs (the `context-parallel` program): speedup over the single-GPU default
+//! plan against the number of ranks, a line per shape, a panel per profile.
 
 use super::canvas;
 use super::jsonl::{self, Lines, Measurement, Source};
@@ -8,7 +8,7 @@ use super::line_chart::{line_chart, LineChart, LinePanel};
 pub const CONTEXT_PARALLEL: Source = Source {
     label: "how",
     lines: Lines::Braced,
-    writer: "examples/06-context-parallel.rs on the GPU machine",
+    writer: "the context-parallel program (bench/run_all_gpu.sh) on the GPU machine",
 };
 
 /// The single-GPU default plan on the whole rows: the time every speedup is taken against.

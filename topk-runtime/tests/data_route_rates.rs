@@ -1,78 +1,11 @@
-//! The statistics the generated profiles must show (DESIGN §6): indexer rows concentrate their
-//! exact top-K at the ends of the row and rarely underfill the primary stride boundary.
-
-use topk_runtime::data::stats::profile_stats;
-use topk_runtime::data::Profile;
-
-const K: u32 = 2048;
-
-#[test]
-fn indexer_window_has_endpoint_structure_and_rare_underfill() {
-    let s = profile_stats(Profile::Indexer, 64, 131_072, 1, K).unwrap();
-    assert_eq!(s.rows, 64);
-    assert!(
-        (0.50..=0.75).contains(&s.endpoint_share),
-        "endpoint share {}",
-        s.endpoint_share
-    );
-    // One underfilled row in 64 would already be 1.6%; the measured rate is far below that.
-    assert!(
-        s.underfill_rate <= 1.0 / 64.0,
-        "underfill {}",
-        s.underfill_rate
-    );
-}
-
-#[test]
-fn iid_rows_have_no_endpoint_structure() {
-    let s = profile_stats(Profile::Iid, 32, 65_536, 2, K).unwrap();
-    // Uniform positions put 20% of the top-K in the two outer deciles.
-    assert!(
-        (0.17..=0.23).contains(&s.endpoint_share),
-        "endpoint share {}",
-        s.endpoint_share
-    );
-}
-
-#[test]
-fn short_windows_measure_only_rows_longer_than_k() {
-    let s = profile_stats(Profile::Indexer, 8, 2050, 3, K).unwrap();
-    assert_eq!(s.rows, 2); // lengths 2043..=2050: only 2049 and 2050 exceed K
-    assert_eq!(s.underfill_rate, 0.0); // views of ~16 samples are too short: exact route
-}
-
-/// The measurement reported for the paper's widths; run with
-/// `cargo test --release -p topk-runtime --test data_stats -- --ignored --nocapture`.
-#[test]
-#[ignore = "minutes in release: generates and selects hundreds of rows of up to 1M scores"]
-fn report_endpoint_share_and_underfill_at_paper_widths() {
-    let rows: usize = std::env::var("TOPK_STATS_ROWS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(512);
-    for profile in [Profile::Indexer, Profile::Iid] {
-        for width in [131_072, 262_144, 1_048_576] {
-            let t = std::time::Instant::now();
-            let s = profile_stats(profile, rows, width, 1, K).unwrap();
-            println!(
-                "{profile:>8} N={width:>8} rows={:>5} endpoint_share={:.3} underfill={:.4} ({:.1}s)",
-                s.rows,
-                s.endpoint_share,
-                s.underfill_rate,
-                t.elapsed().as_secs_f64()
-            );
-            if profile == Profile::Indexer {
-                assert!((0.50..=0.75).contains(&s.endpoint_share));
-                assert!(s.underfill_rate < 0.01);
-            }
-        }
-    }
-}
+//! What a proposal policy does on a generated profile (`data::route_rates`, behind
+//! `topk routes`): route shares, per-row outcomes and view underfill agree with the CPU
+//! backend's routes; and the kernels' route words summarize into the same statistics.
 
 #[test]
 fn the_stride_view_statistic_agrees_with_the_cpu_backends_recovery_routes() {
     use topk_dsl::{Centi, Proposal, Spec};
-    use topk_runtime::data::stats::{route_rates, view_underfill, ViewShape};
+    use topk_runtime::data::route_rates::{route_rates, view_underfill, ViewShape};
     use topk_runtime::data::Profile;
     // rho = 1.0 without rescue underfills about half the rows: a strong cross-check, for the
     // stride view and for the grouped views the kernels can also run (view=run(R)).
@@ -116,7 +49,7 @@ fn the_stride_view_statistic_agrees_with_the_cpu_backends_recovery_routes() {
 #[test]
 fn per_row_outcomes_add_up_to_the_route_rates_and_follow_the_call_block_by_block() {
     use topk_dsl::Spec;
-    use topk_runtime::data::stats::{route_rates, row_outcomes};
+    use topk_runtime::data::route_rates::{route_rates, row_outcomes};
     use topk_runtime::data::Profile;
     use topk_runtime::Route;
     // A call longer than one generation block, short rows included (lengths 1..=width), with a
@@ -166,7 +99,6 @@ fn per_row_outcomes_add_up_to_the_route_rates_and_follow_the_call_block_by_block
 
 #[test]
 fn the_kernels_route_words_summarize_into_route_stats() {
-    use topk_runtime::cuda::selector::route_stats;
     use topk_runtime::{Route, RouteStats};
     // (route code, |Q0|) pairs as the kernels write them: an unknown code reads as short and a
     // negative count as 0.
@@ -179,7 +111,7 @@ fn the_kernels_route_words_summarize_into_route_stats() {
         (Route::Short, 5),
         (Route::Primary, 0),
     ];
-    let stats = route_stats(&info, true);
+    let stats = RouteStats::from_row_info(&info, true);
     assert_eq!(stats, RouteStats::from_rows(expected, true));
     assert_eq!(stats.rows, [2, 2, 1, 0, 1]);
     assert_eq!((stats.candidates, stats.max_candidates), (9_753, 4_100));
@@ -188,9 +120,12 @@ fn the_kernels_route_words_summarize_into_route_stats() {
         Some(&[3_600, 0, 4_100, 2_048, 5, 0][..])
     );
     // Without per-row lists only the sums.
-    let plain = route_stats(&info, false);
+    let plain = RouteStats::from_row_info(&info, false);
     assert_eq!((plain.per_row, plain.per_row_candidates), (None, None));
     assert_eq!(plain.rows, stats.rows);
     // No rows: empty lists when asked for.
-    assert_eq!(route_stats(&[], true).per_row, Some(Vec::new()));
+    assert_eq!(
+        RouteStats::from_row_info(&[], true).per_row,
+        Some(Vec::new())
+    );
 }

@@ -5,23 +5,25 @@
 //! device against the whole rows.
 //!
 //! ```text
-//! cargo run --release --example 06-context-parallel -- [indexer|iid] [MxN,...] [ranks,...]
+//! cargo run --release -p topk-bench --bin context-parallel -- [indexer|iid] [MxN,...] [ranks,...]
 //! ```
 //! Prints a table and one JSON object per run (lines starting with `{`).
 
 use std::str::FromStr;
 use std::time::Instant;
-use topk::runtime::cuda::bench::{bench_matrix, DeviceMatrix, FLOOR_READ_BYTES_PER_S};
-use topk::runtime::cuda::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use topk::runtime::cuda::sharded::{RankIo, ShardedRequest, ShardedSelector};
-use topk::runtime::cuda::timing::TimingProtocol;
-use topk::runtime::cuda::Gpu;
-use topk::runtime::data::{shapes, Profile};
-use topk::runtime::sharding::Sharding;
+use topk_bench::shapes;
+use topk_bench::{bench_matrix, FLOOR_READ_BYTES_PER_S};
+use topk_runtime::cuda::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use topk_runtime::cuda::sharded::{RankIo, ShardedRequest, ShardedSelector};
+use topk_runtime::cuda::timing::TimingProtocol;
+use topk_runtime::cuda::{DeviceMatrix, Gpu};
+use topk_runtime::data::shapes::causal_window;
+use topk_runtime::data::Profile;
+use topk_runtime::sharding::Sharding;
 
 const K: u32 = 2048;
 
-const USAGE: &str = "usage: 06-context-parallel [indexer|iid|...] [MxN,...] [ranks,...]";
+const USAGE: &str = "usage: context-parallel [indexer|iid|...] [MxN,...] [ranks,...]";
 
 /// Prints `msg` (and the usage line for argument errors) and exits with `code`: 2 when the
 /// run could not start, 1 when a run failed.
@@ -85,7 +87,7 @@ fn run_shape(
     width: usize,
     rank_counts: &[usize],
 ) -> Result<(), String> {
-    let lengths = shapes::causal_window(rows, width);
+    let lengths = causal_window(rows, width);
     let m0 = DeviceMatrix::generate(&gpus[0], profile.code(), 1, K, &lengths, width, width)
         .map_err(|e| format!("generate: {e}"))?;
     let floor_ms = m0.valid_bytes() as f64 / FLOOR_READ_BYTES_PER_S * 1e3;
@@ -136,8 +138,8 @@ fn run_sharded(
     width: usize,
 ) -> Result<(f64, bool, u64), String> {
     let g = gpus.len();
-    let cuda = |e: topk::runtime::cuda::cudarc::driver::DriverError| e.to_string();
-    let err = |e: topk::runtime::Error| e.to_string();
+    let cuda = |e: topk_runtime::cuda::cudarc::driver::DriverError| e.to_string();
+    let err = |e: topk_runtime::Error| e.to_string();
     let sharding = Sharding::covering(width, g).map_err(err)?;
     let request = ShardedRequest::new(K, rows as u32, sharding);
     let mut sel = if g == 1 {

@@ -3,7 +3,7 @@
 //! output verified on the device, and time / floor (one read of the valid scores).
 //!
 //! ```text
-//! cargo run --release --example 05-operator-matrix -- [indexer|iid] [quick|matrix|MxN,...] [spec]
+//! cargo run --release -p topk-bench --bin operator-matrix -- [indexer|iid] [quick|matrix|MxN,...] [spec]
 //! ```
 //! Prints a table and one JSON object per shape (lines starting with `{`). With
 //! `TOPK_PHASE_PROBE=1` the kernel is a phase-timing build (`topk_codegen::probe`) and a
@@ -13,13 +13,15 @@
 //! `python3 bench/timeline.py FILE` summarizes.
 
 use std::str::FromStr;
-use topk::runtime::cuda::bench::{bench_matrix_with, DeviceMatrix, RowTimeline};
-use topk::runtime::cuda::timing::TimingProtocol;
-use topk::runtime::cuda::Gpu;
-use topk::runtime::data::{shapes, Profile};
-use topk::Spec;
+use topk_bench::shapes;
+use topk_bench::{bench_matrix_with, RowTimeline, Spread};
+use topk_dsl::Spec;
+use topk_runtime::cuda::timing::TimingProtocol;
+use topk_runtime::cuda::{DeviceMatrix, Gpu};
+use topk_runtime::data::shapes::causal_window;
+use topk_runtime::data::Profile;
 
-const USAGE: &str = "usage: 05-operator-matrix [indexer|iid|...] [quick|matrix|MxN,...] [spec]";
+const USAGE: &str = "usage: operator-matrix [indexer|iid|...] [quick|matrix|MxN,...] [spec]";
 
 /// Prints `msg` (and the usage line for argument errors) and exits with `code`: 2 when the
 /// run could not start, 1 when a shape failed.
@@ -60,7 +62,7 @@ fn main() {
         "M", "N", "ms", "floor ms", "x flr", "exact", "routes p/r/rec/direct", "cand/row"
     );
     for (rows, width) in shapes {
-        let lengths = shapes::causal_window(rows, width);
+        let lengths = causal_window(rows, width);
         let m = DeviceMatrix::generate(&gpu, profile.code(), 1, k, &lengths, width, width)
             .unwrap_or_else(|e| fail(1, format!("generate {rows}x{width}: {e}")));
         let r = bench_matrix_with(&gpu, &m, k, spec, TimingProtocol::default(), probe)
@@ -90,9 +92,7 @@ fn main() {
         );
         if let Some(p) = r.phases {
             // TOPK_PHASE_PROBE: the candidate columns above are phase words, not counts.
-            let f = |s: &topk::runtime::cuda::bench::Spread| {
-                format!("[{:.2},{:.2},{:.2},{:.2}]", s.mean, s.p50, s.p90, s.max)
-            };
+            let f = |s: &Spread| format!("[{:.2},{:.2},{:.2},{:.2}]", s.mean, s.p50, s.p90, s.max);
             println!(
                 "{{\"phases\":{{\"profile\":\"{}\",\"rows\":{},\"width\":{},\"probed_rows\":{},\"unit\":\"us mean,p50,p90,max\",\"proposal\":{},\"pass\":{},\"refine\":{}}}}}",
                 profile.name(),

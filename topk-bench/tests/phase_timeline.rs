@@ -1,8 +1,8 @@
 //! The phase probe's route and phase words decoded on the host: what a probed launch's rows
 //! say about who ran them, when, and for how long (no GPU needed).
 
+use topk_bench::{PhaseSummary, RowTimeline};
 use topk_codegen::probe::{PASS_UNIT_NS, PHASE_UNIT_NS, START_UNIT_NS};
-use topk_runtime::cuda::bench::{PhaseSummary, RowTimeline};
 use topk_runtime::Route;
 
 /// The pair a probed launch writes for one row.

@@ -1,22 +1,23 @@
-//! `topk bench`: time the selection alone on one input, verified.
+//! `topk-bench bench`: time the selection alone on one input, verified.
 
 use crate::args::{parse_k, parse_profile, BackendChoice, SpecChoice};
-use crate::call_args;
 use crate::error::CliError;
-use crate::inputs::{self, LengthsKind, Problem};
-use crate::{progress, report, CmdResult, EXIT_FAILED_CHECK};
-use clap::{ArgGroup, Args};
-use std::path::PathBuf;
+use crate::{report, CmdResult, EXIT_FAILED_CHECK};
+use clap::{ArgGroup, Args, ValueEnum};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use topk::backend::{self, Backend, Benchmark, Repetitions};
-use topk::io::Scores;
-use topk_runtime::cuda::bench::FLOOR_READ_BYTES_PER_S;
+use topk::backend::{self, Backend, Benchmark, Repetitions, Resolved};
+use topk_bench::FLOOR_READ_BYTES_PER_S;
+use topk_dsl::Spec;
+use topk_runtime::cuda::{DeviceMatrix, Gpu};
+use topk_runtime::data::shapes::causal_window;
+use topk_runtime::ScoreMatrix;
 
 const EXAMPLES: &str = "\
 Examples:
-  topk bench --backend cpu --profile indexer --rows 64 --width 262144 --k 2048
-  topk bench --backend cuda --profile iid --rows 2048 --width 262144 --k 2048 --json
-  topk bench --backend cpu --scores s.npy --lengths l.npy --k 2048 --preset persistent-s64";
+  topk-bench bench --backend cpu --profile indexer --rows 64 --width 262144 --k 2048
+  topk-bench bench --backend cuda --profile iid --rows 2048 --width 262144 --k 2048 --json
+  topk-bench bench --backend cpu --scores s.npy --lengths l.npy --k 2048 --preset persistent-s64";
 
 /// Time the selection alone, without file I/O, and verify what was timed
 ///
@@ -85,74 +86,17 @@ struct Timed {
 
 pub fn run(a: BenchArgs) -> CmdResult {
     let spec = a.spec.resolve(a.k)?;
-    let chosen = call_args::backend_for(spec.as_ref(), a.backend)?;
+    let chosen = a.backend.resolve_for(spec.as_ref())?;
+    if let Some(why) = &chosen.fallback_reason {
+        eprintln!("backend: {} ({why})", chosen.backend);
+    }
     let reps = Repetitions {
         warmup: a.warmup,
         iters: a.iters as usize,
     };
     let (timed, measured) = match (&a.scores, &a.profile) {
-        (Some(path), _) => {
-            let problem = inputs::load(path, a.tensor.as_deref(), a.lengths_file.as_deref())?;
-            let timed = Timed {
-                rows: problem.scores.rows,
-                width: problem.scores.width,
-                valid_bytes: problem.valid_bytes(),
-                source: path.display().to_string(),
-            };
-            note_fallback(&chosen);
-            let bar = progress::spinner("timing");
-            let measured =
-                backend::benchmark(chosen.backend, spec.as_ref(), a.k, &problem.matrix(), reps)
-                    .map_err(inputs::locate_in(path));
-            bar.finish_and_clear();
-            (timed, measured?)
-        }
-        (None, Some(name)) => {
-            let profile = parse_profile(name)?;
-            let (rows, width) = (a.rows.unwrap_or(0), a.width.unwrap_or(0));
-            let lengths = generated_lengths(&a, rows, width)?;
-            let timed = Timed {
-                rows,
-                width,
-                valid_bytes: lengths.iter().map(|&l| l as u64 * 4).sum(),
-                source: format!("{profile} (seed {})", a.seed),
-            };
-            note_fallback(&chosen);
-            let measured = match chosen.backend {
-                Backend::Cuda => {
-                    let bar = progress::spinner("generating and timing on the GPU");
-                    let measured = backend::benchmark_generated_on_gpu(
-                        spec.as_ref(),
-                        a.k,
-                        profile,
-                        a.seed,
-                        &lengths,
-                        width,
-                        reps,
-                    );
-                    bar.finish_and_clear();
-                    measured?
-                }
-                Backend::Cpu => {
-                    let data = inputs::generate(profile, a.seed, a.k, &lengths, width)?;
-                    let problem = Problem {
-                        scores: Scores { rows, width, data },
-                        lengths,
-                    };
-                    let bar = progress::spinner("timing");
-                    let measured = backend::benchmark(
-                        chosen.backend,
-                        spec.as_ref(),
-                        a.k,
-                        &problem.matrix(),
-                        reps,
-                    );
-                    bar.finish_and_clear();
-                    measured?
-                }
-            };
-            (timed, measured)
-        }
+        (Some(path), _) => measure_file(&a, path, &chosen, spec.as_ref(), reps)?,
+        (None, Some(name)) => measure_generated(&a, name, &chosen, spec.as_ref(), reps)?,
         (None, None) => unreachable!("clap requires --scores or --profile"),
     };
     if a.json {
@@ -174,16 +118,136 @@ pub fn run(a: BenchArgs) -> CmdResult {
     }
 }
 
-fn note_fallback(chosen: &backend::Resolved) {
-    if let Some(why) = &chosen.fallback_reason {
-        eprintln!("backend: {} ({why})", chosen.backend);
+/// Times the selection of `--scores` (with `--lengths`, else full rows).
+fn measure_file(
+    a: &BenchArgs,
+    path: &Path,
+    chosen: &Resolved,
+    spec: Option<&Spec>,
+    reps: Repetitions,
+) -> Result<(Timed, Benchmark), CliError> {
+    let input = |source| CliError::Input {
+        flag: "--scores",
+        source,
+    };
+    let scores = topk::io::read_scores(path, a.tensor.as_deref(), &mut |_, _| {}).map_err(input)?;
+    let lengths = match &a.lengths_file {
+        Some(file) => checked_lengths(file, scores.rows, scores.width)?,
+        None => vec![i32::try_from(scores.width).unwrap_or(i32::MAX); scores.rows],
+    };
+    let timed = Timed {
+        rows: scores.rows,
+        width: scores.width,
+        valid_bytes: lengths.iter().map(|&l| l as u64 * 4).sum(),
+        source: path.display().to_string(),
+    };
+    let matrix = ScoreMatrix {
+        data: &scores.data,
+        rows: scores.rows,
+        width: scores.width,
+        pitch: scores.width,
+        lengths: &lengths,
+    };
+    let measured = backend::benchmark(chosen.backend, spec, a.k, &matrix, reps).map_err(|e| {
+        match e {
+            // The selector names the row and column; the file is ours to name.
+            topk_runtime::Error::NaN { .. } => {
+                CliError::Usage(format!("--scores: `{}`: {e}", path.display()))
+            }
+            e => CliError::Runtime(e),
+        }
+    })?;
+    Ok((timed, measured))
+}
+
+/// One valid length per row of a `rows x width` matrix, read from `file`.
+fn checked_lengths(file: &Path, rows: usize, width: usize) -> Result<Vec<i32>, CliError> {
+    let raw = topk::io::read_lengths(file, None).map_err(|source| CliError::Input {
+        flag: "--lengths",
+        source,
+    })?;
+    if raw.len() != rows {
+        return Err(CliError::Usage(format!(
+            "--lengths: `{}` holds {} lengths but the scores have {rows} rows; give one per row",
+            file.display(),
+            raw.len()
+        )));
     }
+    raw.iter()
+        .enumerate()
+        .map(|(row, &len)| match i32::try_from(len) {
+            Ok(l) if (0..=width as i64).contains(&len) => Ok(l),
+            _ => Err(CliError::Usage(format!(
+                "--lengths: row {row} of `{}` has length {len}, outside [0, {width}]",
+                file.display()
+            ))),
+        })
+        .collect()
+}
+
+/// Times the selection of a generated `--profile` matrix: generated on the device for the
+/// GPU (bit for bit the host's matrix, never crossing the bus), on the host for the CPU.
+fn measure_generated(
+    a: &BenchArgs,
+    name: &str,
+    chosen: &Resolved,
+    spec: Option<&Spec>,
+    reps: Repetitions,
+) -> Result<(Timed, Benchmark), CliError> {
+    let profile = parse_profile(name)?;
+    let (rows, width) = (a.rows.unwrap_or(0), a.width.unwrap_or(0));
+    let lengths = generated_lengths(a, rows, width)?;
+    let timed = Timed {
+        rows,
+        width,
+        valid_bytes: lengths.iter().map(|&l| l as u64 * 4).sum(),
+        source: format!("{profile} (seed {})", a.seed),
+    };
+    let k = a.k as u32;
+    let measured = match chosen.backend {
+        Backend::Cuda => {
+            let gpu = Gpu::open(0)?;
+            let matrix =
+                DeviceMatrix::generate(&gpu, profile.code(), a.seed, k, &lengths, width, width)?;
+            backend::benchmark_on_device(&gpu, &matrix, spec, a.k, reps)?
+        }
+        Backend::Cpu => {
+            let data = topk_runtime::data::generate(profile, a.seed, k, 0, &lengths, width, width)?;
+            let matrix = ScoreMatrix {
+                data: &data,
+                rows,
+                width,
+                pitch: width,
+                lengths: &lengths,
+            };
+            backend::benchmark(chosen.backend, spec, a.k, &matrix, reps)?
+        }
+    };
+    Ok((timed, measured))
+}
+
+/// Valid lengths of generated rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LengthsKind {
+    /// The terminal causal window ending at the width: row r has length width - rows + r + 1
+    Causal,
+    /// Every row full width
+    Full,
 }
 
 /// Lengths of the generated rows: --first-length, or the --shape kind.
 fn generated_lengths(a: &BenchArgs, rows: usize, width: usize) -> Result<Vec<i32>, CliError> {
+    if width > i32::MAX as usize {
+        return Err(CliError::Usage(format!(
+            "--width {width} is beyond the int32 index range; use at most {}",
+            i32::MAX
+        )));
+    }
     let Some(first) = a.first_length else {
-        return a.shape.lengths(rows, width);
+        return Ok(match a.shape {
+            LengthsKind::Causal => causal_window(rows, width),
+            LengthsKind::Full => vec![width as i32; rows],
+        });
     };
     let last = first + rows.saturating_sub(1);
     if rows > 0 && last > width {
@@ -257,7 +321,7 @@ fn print_table(k: usize, backend: Backend, input: &Timed, b: &Benchmark) {
             "throughput",
             format!("{:.2} GB/s of valid scores", report::gbps(valid, t.median)),
         ),
-        ("routes", report::routes(&b.stats)),
+        ("routes", b.stats.to_string()),
         (
             "candidates",
             format!(

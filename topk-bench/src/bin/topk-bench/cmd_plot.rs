@@ -1,4 +1,4 @@
-//! `topk plot`: SVG charts of the merged benchmark results and of the GPU bench logs.
+//! `topk-bench plot`: SVG charts of the merged benchmark results and of the GPU bench logs.
 
 use crate::error::CliError;
 use crate::plot::{self, Measurement, Merged, Source};
@@ -10,8 +10,8 @@ use topk::io::{AtomicFile, IoError};
 
 const EXAMPLES: &str = "\
 Examples:
-  topk plot --results bench/results --out bench/plots
-  cargo run --release -- plot --results bench/results --out bench/plots
+  topk-bench plot --results bench/results --out bench/plots
+  cargo run --release -p topk-bench -- plot --results bench/results --out bench/plots
 
 Charts written for each input:
   matrix-NAME.json  ->  matrix-NAME-latency.svg  latency against rows per call, a panel per width

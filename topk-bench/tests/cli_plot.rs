@@ -1,8 +1,8 @@
-//! `topk plot`: SVG charts of merged benchmark results, and nothing written for a bad input.
+//! `topk-bench plot`: SVG charts of merged benchmark results, and nothing written for a bad input.
 
 mod cli_support;
 
-use cli_support::{s, topk};
+use cli_support::{s, topk_bench};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -85,7 +85,7 @@ fn plot_draws_every_chart_with_every_selector() {
     let dir = tempfile::tempdir().unwrap();
     write_results(dir.path());
     let out = dir.path().join("plots");
-    let run = topk(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
+    let run = topk_bench(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
     run.assert_success();
     let expected = [
         "matrix-t-floor.svg",
@@ -151,7 +151,7 @@ fn plot_draws_the_few_row_comparisons_without_a_floor_chart() {
     .unwrap();
     std::fs::write(few.join("few-rows-peers-t.md"), "not an input").unwrap();
     let out = dir.path().join("plots");
-    let run = topk(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
+    let run = topk_bench(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
     run.assert_success();
     let names = files_in(&out);
     for name in ["few-rows-t-latency.svg", "few-rows-t-speedup.svg"] {
@@ -173,7 +173,7 @@ fn plot_writes_nothing_when_an_input_is_corrupt() {
     write_results(dir.path());
     std::fs::write(dir.path().join("traces-t.json"), "{\"schema\": ").unwrap();
     let out = dir.path().join("plots");
-    let run = topk(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
+    let run = topk_bench(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
     run.assert_bad_input(&["traces-t.json", "merge_results.py"]);
     assert_eq!(files_in(&out), Vec::<String>::new());
 }
@@ -185,16 +185,16 @@ fn plot_rejects_other_schemas_and_missing_folders() {
     doc["schema"] = json!("topk-peers-bench/1");
     std::fs::write(dir.path().join("matrix-x.json"), doc.to_string()).unwrap();
     let out = dir.path().join("plots");
-    let run = topk(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
+    let run = topk_bench(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
     run.assert_bad_input(&["matrix-x.json", "topk-bench-merged/1"]);
     assert!(!out.exists());
 
     let gone = dir.path().join("nowhere");
-    let run = topk(&["plot", "--results", s(&gone), "--out", s(&out)]);
+    let run = topk_bench(&["plot", "--results", s(&gone), "--out", s(&out)]);
     run.assert_bad_input(&["--results", "does not exist"]);
 
     let empty = tempfile::tempdir().unwrap();
-    let run = topk(&["plot", "--results", s(empty.path()), "--out", s(&out)]);
+    let run = topk_bench(&["plot", "--results", s(empty.path()), "--out", s(&out)]);
     run.assert_bad_input(&["matrix-*.json"]);
 }
 
@@ -287,7 +287,7 @@ fn write_bench_logs(dir: &Path) {
         write_lines(&dir.join(file), &lines);
     }
 
-    // A text log as the context-parallel example prints it: a table with a JSON line per row.
+    // A text log as the context-parallel program prints it: a table with a JSON line per row.
     let run = |how: &str, ranks: u64, shape: (u64, u64), ms: f64| {
         let mut line = measurement(("how", how), "iid", shape, 1.0);
         line["ranks"] = json!(ranks);
@@ -319,7 +319,7 @@ fn plot_draws_the_bench_logs_next_to_the_merged_results() {
     write_results(dir.path());
     write_bench_logs(dir.path());
     let out = dir.path().join("plots");
-    let run = topk(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
+    let run = topk_bench(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
     run.assert_success();
     let logs = [
         ("ablations-crossover.svg", "ablations.jsonl"),
@@ -434,7 +434,7 @@ fn plot_names_the_file_and_line_of_a_corrupt_bench_log() {
         (
             "context-parallel/x4-t-early.txt",
             "{not json",
-            "06-context-parallel",
+            "the context-parallel program",
         ),
     ];
     for (file, bad, writer) in cases {
@@ -447,7 +447,7 @@ fn plot_names_the_file_and_line_of_a_corrupt_bench_log() {
         text.push_str(bad);
         std::fs::write(&path, text).unwrap();
         let out = dir.path().join("plots");
-        let run = topk(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
+        let run = topk_bench(&["plot", "--results", s(dir.path()), "--out", s(&out)]);
         let at = format!("line {line}");
         run.assert_bad_input(&[file.rsplit('/').next().unwrap(), &at, writer]);
         assert_eq!(files_in(&out), Vec::<String>::new(), "{file}");

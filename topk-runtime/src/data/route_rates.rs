@@ -1,110 +1,18 @@
-//! What a profile looks like to the selector (paper §3.1 Observation 2, §6.4): how much of the
-//! exact top-K sits at the ends of the row, and how often the primary stride boundary
-//! underfills.
-//!
-//! Measured on 4096-row terminal windows at K = 2048 (N = 128K, 256K, 1M): `indexer` puts
-//! 60-61% of its exact top-K in the outer deciles (paper: 52-74%) and underfills 0.22-0.29% of
-//! rows (paper: 0.40-0.86% on captured rows); `iid` puts 20% there and underfills 2.6-3.1%.
-//! The profiles' structure scales with K, but a fixed stride does not: at K <= 1024 the view
-//! holds only `ceil(1.5 K / 128) <= 12` samples above the target and underfills far more often.
+//! What a proposal policy does on a generated profile (the statistics half of the paper's
+//! §6.4 ablations, `topk routes`): the share of rows on each route, the initial frontier |Q0|
+//! per row, and how often a sample view's primary boundary underfills. The CPU backend takes
+//! the same route as the GPU kernels on every row, so these are the GPU's rates too.
 
 use rayon::prelude::*;
-use topk_dsl::{Centi, Proposal, Spec};
+use topk_dsl::{Centi, Spec};
 
 use super::shapes::causal_window;
 use super::{generate, Profile};
-use crate::keys::desc_key32;
 use crate::{cpu, Error, Result, Route, RouteStats, ScoreMatrix};
 
-/// Stride of the view whose underfill is measured (the paper's wide-row policy).
-pub const UNDERFILL_STRIDE: u32 = 128;
-/// Primary target rank `rho * K` of that view.
-pub const UNDERFILL_RHO: Centi = Centi(150);
-
-/// Rows generated and selected at a time: a multiple of the stride, so every row keeps the view
-/// phase it has in the whole window.
-const CHUNK_ROWS: usize = UNDERFILL_STRIDE as usize;
-
-/// Statistics of one profile over a terminal causal window.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ProfileStats {
-    /// Mean over rows of the fraction of the exact top-K indices in the first or last position
-    /// decile of `[0, L)` (paper Fig. 3c: 52-74% on captured indexer rows, 20% if uniform).
-    pub endpoint_share: f64,
-    /// Fraction of rows whose primary boundary (stride 128, rho 1.5, no rescue) admits fewer
-    /// than K scores, so that the row falls back to exact recovery.
-    pub underfill_rate: f64,
-    /// Rows measured: those with `L > K`.
-    pub rows: usize,
-}
-
-/// The primary-only sampled policy whose underfill [`profile_stats`] measures.
-pub fn primary_only_spec(k: u32) -> Spec {
-    Spec {
-        k,
-        proposal: Proposal::Sampled {
-            stride: UNDERFILL_STRIDE,
-            rho: UNDERFILL_RHO,
-            rescue: None,
-            exact_below: 0,
-        },
-        ..Spec::default()
-    }
-}
-
-/// Endpoint share and primary underfill of `profile` over the terminal causal window of `rows`
-/// rows ending at `width` (row `r` has length `width - rows + r + 1`), generated with `seed`
-/// and rank `k`. Rows are generated 128 at a time, so memory stays at `128 * width` scores.
-pub fn profile_stats(
-    profile: Profile,
-    rows: usize,
-    width: usize,
-    seed: u64,
-    k: u32,
-) -> Result<ProfileStats> {
-    let spec = primary_only_spec(k);
-    let k_len = k as usize;
-    let mut indices = vec![0i32; CHUNK_ROWS * k_len];
-    let (mut measured, mut underfilled, mut share_sum) = (0usize, 0usize, 0f64);
-    for_each_block(profile, rows, width, seed, k, |first_row, scores| {
-        let chunk_lengths = scores.lengths;
-        let stats = cpu::select_rows_from(
-            &spec,
-            scores,
-            first_row,
-            rows as u64,
-            &mut indices,
-            k_len,
-            true,
-        )?;
-        let routes = stats.per_row.unwrap_or_default();
-        let long_rows: Vec<usize> = (0..scores.rows)
-            .filter(|&r| chunk_lengths[r] as usize > k_len)
-            .collect();
-        measured += long_rows.len();
-        underfilled += long_rows
-            .iter()
-            .filter(|&&r| routes.get(r) == Some(&Route::Recovery))
-            .count();
-        share_sum += long_rows
-            .par_iter()
-            .map(|&r| endpoint_share(scores.row(r), k_len))
-            .sum::<f64>();
-        Ok(())
-    })?;
-    let rate = |count: f64| {
-        if measured == 0 {
-            0.0
-        } else {
-            count / measured as f64
-        }
-    };
-    Ok(ProfileStats {
-        endpoint_share: rate(share_sum),
-        underfill_rate: rate(underfilled as f64),
-        rows: measured,
-    })
-}
+/// Rows generated and selected at a time (memory stays at this many rows of scores); each
+/// block is selected at its rows' global indices, so the view phases are the whole window's.
+const CHUNK_ROWS: usize = 128;
 
 /// Route shares and candidate volume of one Spec over a profile (the CPU backend takes the
 /// same route as the GPU kernels on every row, so these are the GPU's rates too).
@@ -112,10 +20,13 @@ pub fn profile_stats(
 pub struct RouteRates {
     /// Rows with `L > K` (the ones a route is chosen for).
     pub rows: usize,
-    /// Fractions of those rows per route: primary, band rescue, exact recovery, direct exact.
+    /// Fraction of those rows certified by the primary boundary.
     pub primary: f64,
+    /// Fraction certified by the band rescue.
     pub rescue: f64,
+    /// Fraction that fell back to exact recovery.
     pub recovery: f64,
+    /// Fraction sent to the direct exact route.
     pub direct: f64,
     /// Mean initial refinement frontier |Q0| per row.
     pub mean_candidates: f64,
@@ -126,6 +37,7 @@ pub struct RouteRates {
 pub struct RowOutcome {
     /// Valid length of the row.
     pub length: i32,
+    /// The route it took.
     pub route: Route,
     /// Initial refinement frontier |Q0| (0 for rows of at most K scores).
     pub candidates: u64,
@@ -134,7 +46,7 @@ pub struct RowOutcome {
 /// The route and |Q0| of every row of `spec` on the terminal causal window of `rows` rows ending
 /// at `width` (the data [`route_rates`] summarizes; the GPU kernels take the same route and
 /// admit the same candidates on every row, which the GPU tests check). Lines up with a phase
-/// probe's timeline of `examples/05-operator-matrix` at seed 1, whose data this is.
+/// probe's timeline of the harness's `operator-matrix` at seed 1, whose data this is.
 pub fn row_outcomes(
     profile: Profile,
     rows: usize,
@@ -213,8 +125,11 @@ pub fn route_rates(
 /// A view: `run` contiguous scores every `run * stride` positions, targeting rank `rho * K`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ViewShape {
+    /// Positions between samples of the stride view (a power of two).
     pub stride: u32,
+    /// Contiguous scores per sample group (1: the stride view).
     pub run: u32,
+    /// Target rank as a multiple of K.
     pub rho: Centi,
 }
 
@@ -311,43 +226,4 @@ fn for_each_block(
         visit(first_row, &scores)?;
     }
     Ok(())
-}
-
-/// Fraction of the exact top-`k` of `row` (`row.len() > k`; ties to the smaller index) that
-/// lies in the first or last tenth of the row.
-fn endpoint_share(row: &[f32], k: usize) -> f64 {
-    let len = row.len() as u64;
-    let mut keyed: Vec<u64> = row
-        .iter()
-        .enumerate()
-        .map(|(i, &x)| (u64::from(desc_key32(x)) << 32) | i as u64)
-        .collect();
-    keyed.select_nth_unstable(k - 1);
-    let at_ends = keyed[..k]
-        .iter()
-        .filter(|&&key| {
-            let i = key & 0xffff_ffff;
-            10 * i < len || 10 * i >= 9 * len
-        })
-        .count();
-    at_ends as f64 / k as f64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn endpoint_share_counts_the_outer_tenths() {
-        // Top 4 of 100 at positions 0, 9 (first tenth), 50 (middle), 90 (last tenth).
-        let mut row = vec![0.0f32; 100];
-        for (i, v) in [(0, 5.0), (9, 4.0), (50, 3.0), (90, 2.0)] {
-            row[i] = v;
-        }
-        assert_eq!(endpoint_share(&row, 4), 0.75);
-        // Ties at rank k go to the smaller index: position 10 (middle) beats 95.
-        row[10] = 1.0;
-        row[95] = 1.0;
-        assert_eq!(endpoint_share(&row, 5), 0.6);
-    }
 }

@@ -1,0 +1,12 @@
+//! The benchmark harness of the topk selector, beside the product: the GPU benchmark driver
+//! (plan, time as CUDA graph replays, verify on the device, report against the one-read floor),
+//! the phase-probe timelines, profile statistics, and the `topk-bench`, `operator-matrix` and
+//! `context-parallel` programs behind bench/RESULTS.md.
+
+pub mod matrix_bench;
+pub mod phases;
+pub mod profile_stats;
+pub mod shapes;
+
+pub use matrix_bench::{bench_matrix, bench_matrix_with, BenchReport, FLOOR_READ_BYTES_PER_S};
+pub use phases::{PhaseSummary, RowTimeline, Spread};
