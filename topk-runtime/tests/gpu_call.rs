@@ -777,3 +777,57 @@ fn sanitizer_workload() {
     }
     assert!(ran > 0, "TOPK_SANITIZE_MAPS={maps} names no family");
 }
+
+/// Every kernel the tests above plan on an H200 (sm_90a), compiled through the disk cache of
+/// `TOPK_CACHE_DIR` on a machine without a GPU: a GPU host given that cache (and an NVRTC of
+/// the same major.minor version) loads them instead of compiling each one there.
+#[test]
+#[ignore = "build machine: fills TOPK_CACHE_DIR for a GPU host"]
+fn warm_the_kernel_cache_for_sm90a() {
+    use topk_runtime::cuda::cache::{CacheSettings, CompileRequest, DiskCache};
+    let arch: topk_runtime::cuda::Arch = "sm_90a".parse().expect("sm_90a");
+    let disk = DiskCache::new(CacheSettings::from_env());
+    assert!(disk.settings().dir.is_some(), "set TOPK_CACHE_DIR");
+    let all = interfaces();
+    let mut specs: Vec<Spec> = families(64)
+        .into_iter()
+        .flat_map(|family| all.iter().map(move |&io| Spec { io, ..family }))
+        .collect();
+    for family in families(300) {
+        if matches!(
+            family.mapping,
+            Mapping::Persistent | Mapping::Cluster { ctas: 16 } | Mapping::Staged
+        ) {
+            specs.extend(
+                all.iter()
+                    .filter(|io| io.order == Order::Sorted)
+                    .map(|&io| Spec { io, ..family }),
+            );
+        }
+    }
+    let reread = Io {
+        values: true,
+        order: Order::Sorted,
+        ties: Ties::Lowest,
+        rows: Rows::Window { relative: false },
+        transform: Transform::Offset,
+    };
+    specs.extend(
+        families(2048)
+            .into_iter()
+            .filter(|f| f.mapping != Mapping::RowLocal(RowLocalVariant::Register))
+            .map(|family| Spec {
+                io: reread,
+                ..family
+            }),
+    );
+    for spec in specs {
+        let kernel = topk_codegen::generate(&spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let request = CompileRequest::new(&kernel.source, &kernel.entry, arch)
+            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let fetched = disk
+            .fetch_or_compile(&request, |r| r.compile())
+            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+        println!("{:?} {spec}", fetched.outcome);
+    }
+}

@@ -2,10 +2,11 @@
 //! scores lie, what is written for a selected index, order and ties; and the spec they make
 //! with the score file's dtype.
 
-use crate::args::SpecChoice;
+use crate::args::{BackendChoice, SpecChoice};
 use crate::error::CliError;
 use clap::Args;
 use std::path::PathBuf;
+use topk::backend::{self, Backend, Resolved};
 use topk_dsl::{Digits, Dtype, Io, Order, Rows, Spec, Ties, Transform};
 
 /// Where each row's valid scores lie.

@@ -124,12 +124,19 @@ pub enum DeviceRows {
     /// `rows=window(..)`: `M_cap` window starts and `M_cap` window ends (int32); row r's valid
     /// scores are `[starts[r], ends[r])`.
     Window {
+        /// `M_cap` int32 window starts.
         starts: CUdeviceptr,
+        /// `M_cap` int32 window ends (exclusive).
         ends: CUdeviceptr,
     },
     /// `rows=decode`: one sequence length (int32) per `next_n` rows; row r is valid on
     /// `[0, seq_lens[r / next_n] - next_n + 1 + r % next_n)`.
-    Decode { seq_lens: CUdeviceptr, next_n: u32 },
+    Decode {
+        /// One int32 sequence length per `next_n` rows.
+        seq_lens: CUdeviceptr,
+        /// Rows per sequence (speculative tokens plus one), at least 1.
+        next_n: u32,
+    },
 }
 
 /// What is written for a selected position on the device (the spec's `transform`).
@@ -139,14 +146,21 @@ pub enum DeviceTransform {
     #[default]
     None,
     /// `index + offsets[r]`: `M_cap` int32 offsets.
-    Offset { offsets: CUdeviceptr },
+    Offset {
+        /// `M_cap` int32 offsets.
+        offsets: CUdeviceptr,
+    },
     /// `table[r * pitch + index / page_size] * page_size + index % page_size`: an int32 page
     /// table of `columns` pages per row at row pitch `pitch` elements (0: one row shared by
     /// all), `page_size >= 1`.
     Paged {
+        /// The int32 page table.
         table: CUdeviceptr,
+        /// Pages per table row; a used page beyond it raises `BAD_TRANSFORM`.
         columns: u32,
+        /// Table row pitch in elements (0: one row shared by every score row).
         pitch: u64,
+        /// Positions per page, at least 1.
         page_size: u32,
     },
 }
@@ -157,7 +171,9 @@ pub enum DeviceTransform {
 /// plain operator's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CallBuffers {
+    /// Where each row's valid scores lie.
     pub rows: DeviceRows,
+    /// What is written for a selected position.
     pub transform: DeviceTransform,
     /// `(rows - 1) * out_pitch + K` writable f32 at the index output's pitch (`values=true`),
     /// else 0.
