@@ -19,12 +19,13 @@ KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
 
-# Operator matrix (DESIGN §6, paper §6.2).
+# Operator matrix (docs/design.md, "Data generators and the evaluation shapes"; paper §6.2).
 MATRIX_ROWS = (512, 1024, 2048, 4096, 8192)
 MATRIX_WIDTHS = (128 * KIB, 256 * KIB, 512 * KIB, 1024 * KIB)
 
-# Chunked prefill traces (DESIGN §6, paper §6.3): scheduler steps of this many query tokens,
-# each step split into calls whose fp32 score block stays within the budget.
+# Chunked prefill traces (docs/design.md, "Data generators and the evaluation shapes"; paper
+# §6.3): scheduler steps of this many query tokens, each step split into calls whose fp32 score
+# block stays within the budget.
 TRACE_STEP_TOKENS = 65536
 TRACE_BUDGET_BYTES = 6 * GIB
 SCORE_BYTES = 4
@@ -137,7 +138,9 @@ def width_label(n: int) -> str:
 
 
 def terminal_window(rows: int, width: int) -> Call:
-    """Row r of an M-row window ending at N has length N - M + r + 1 (DESIGN §6)."""
+    """Row r of an M-row window ending at N has length N - M + r + 1
+    (docs/design.md, "Data generators and the evaluation shapes").
+    """
     if rows < 1 or width < 1:
         raise ShapeError(f"shape {rows}x{width}: rows and width must be positive")
     if rows > width:
@@ -198,7 +201,8 @@ def trace_calls(name: str) -> list[Call]:
     if len(calls) != expected_calls:
         raise ShapeError(
             f"{name}: the split gives {len(calls)} calls but the paper reports {expected_calls}; "
-            "the trace rules in call_shapes.py and DESIGN §6 disagree"
+            "the trace rules in call_shapes.py and docs/design.md (\"Data generators and the "
+            "evaluation shapes\") disagree"
         )
     return calls
 

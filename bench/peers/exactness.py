@@ -1,4 +1,5 @@
-"""Checks a selector's output against the operator contract (DESIGN §1, paper eq. 30).
+"""Checks a selector's output against the operator contract (README, "The operator contract";
+paper eq. 30).
 
 For a row of length L > K: K distinct indices in [0, L) and min(selected) >= max(unselected).
 For L <= K: the indices 0..L-1 in the first L slots (any order), then -1.

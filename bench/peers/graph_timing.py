@@ -1,7 +1,7 @@
-"""Timing of one call as DESIGN §7 asks: a CUDA graph of the call, warm-up, then the median over
-rounds of replays measured with CUDA events. Inputs small enough to stay in L2 are rotated:
-one graph per input copy, replayed in turn, so that no replay reads scores the previous one
-left in the cache.
+"""Timing of one call as bench/RESULTS.md, "How results are taken", asks: a CUDA graph of the
+call, warm-up, then the median over rounds of replays measured with CUDA events. Inputs small
+enough to stay in L2 are rotated: one graph per input copy, replayed in turn, so that no replay
+reads scores the previous one left in the cache.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@
 Per call: scores generated on the GPU by our generator kernel (identical to what
 `topk-bench bench` reads for the same profile, seed, shape); each peer is run once eagerly and
 verified, captured in a CUDA graph (eager timing when capture fails, said in the output),
-replayed once and verified, timed (DESIGN §7), and verified again. An inexact result is
-reported, not timed. The floor is one read of the valid scores at 4.49 TB/s.
+replayed once and verified, timed (bench/RESULTS.md, "How results are taken"), and verified
+again. An inexact result is reported, not timed. The floor is one read of the valid scores at
+4.49 TB/s.
 
 `--peers topk,sglang,...` adds this project's Python package (`topk.select`) as one more
 selector, timed the same way in the same process on the same tensors (install the wheel of
@@ -35,7 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from call_shapes import ShapeError, format_shape_table, parse_shapes  # noqa: E402
 from score_generator import PROFILE_CODES  # noqa: E402
 
-READ_BANDWIDTH_BPS = 4.49e12  # float4 streaming read measured on the H200 (DESIGN §7)
+# A float4 streaming read measured on the H200 (bench/RESULTS.md, "How results are taken").
+READ_BANDWIDTH_BPS = 4.49e12
 SCHEMA = "topk-peers-bench/1"
 EXIT_SETUP = 2
 EXIT_CONTEXT_LOST = 3
