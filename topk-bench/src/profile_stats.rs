@@ -11,10 +11,10 @@
 use rayon::prelude::*;
 use topk_dsl::{Centi, Proposal, Spec};
 
-use topk_runtime::data::shapes::causal_window;
-use topk_runtime::data::{generate, Profile};
+use topk_runtime::data::route_rates::for_each_causal_block;
+use topk_runtime::data::Profile;
 use topk_runtime::keys::desc_key32;
-use topk_runtime::{cpu, Result, Route, ScoreMatrix};
+use topk_runtime::{cpu, Result, Route};
 
 /// Stride of the view whose underfill is measured (the paper's wide-row policy).
 pub const UNDERFILL_STRIDE: u32 = 128;
@@ -66,32 +66,40 @@ pub fn profile_stats(
     let k_len = k as usize;
     let mut indices = vec![0i32; CHUNK_ROWS * k_len];
     let (mut measured, mut underfilled, mut share_sum) = (0usize, 0usize, 0f64);
-    for_each_block(profile, rows, width, seed, k, |first_row, scores| {
-        let chunk_lengths = scores.lengths;
-        let stats = cpu::select_rows_from(
-            &spec,
-            scores,
-            first_row,
-            rows as u64,
-            &mut indices,
-            k_len,
-            true,
-        )?;
-        let routes = stats.per_row.unwrap_or_default();
-        let long_rows: Vec<usize> = (0..scores.rows)
-            .filter(|&r| chunk_lengths[r] as usize > k_len)
-            .collect();
-        measured += long_rows.len();
-        underfilled += long_rows
-            .iter()
-            .filter(|&&r| routes.get(r) == Some(&Route::Recovery))
-            .count();
-        share_sum += long_rows
-            .par_iter()
-            .map(|&r| endpoint_share(scores.row(r), k_len))
-            .sum::<f64>();
-        Ok(())
-    })?;
+    for_each_causal_block(
+        CHUNK_ROWS,
+        profile,
+        rows,
+        width,
+        seed,
+        k,
+        |first_row, scores| {
+            let chunk_lengths = scores.lengths;
+            let stats = cpu::select_rows_from(
+                &spec,
+                scores,
+                first_row,
+                rows as u64,
+                &mut indices,
+                k_len,
+                true,
+            )?;
+            let routes = stats.per_row.unwrap_or_default();
+            let long_rows: Vec<usize> = (0..scores.rows)
+                .filter(|&r| chunk_lengths[r] as usize > k_len)
+                .collect();
+            measured += long_rows.len();
+            underfilled += long_rows
+                .iter()
+                .filter(|&&r| routes.get(r) == Some(&Route::Recovery))
+                .count();
+            share_sum += long_rows
+                .par_iter()
+                .map(|&r| endpoint_share(scores.row(r), k_len))
+                .sum::<f64>();
+            Ok(())
+        },
+    )?;
     let rate = |count: f64| {
         if measured == 0 {
             0.0
@@ -104,33 +112,6 @@ pub fn profile_stats(
         underfill_rate: rate(underfilled as f64),
         rows: measured,
     })
-}
-
-/// Generates the terminal causal window of `rows` rows ending at `width` in blocks of
-/// CHUNK_ROWS rows (memory stays at CHUNK_ROWS x width scores) and hands each block, with the
-/// global index of its first row, to `visit`.
-fn for_each_block(
-    profile: Profile,
-    rows: usize,
-    width: usize,
-    seed: u64,
-    k: u32,
-    mut visit: impl FnMut(u64, &ScoreMatrix) -> Result<()>,
-) -> Result<()> {
-    let lengths = causal_window(rows, width);
-    for (chunk, chunk_lengths) in lengths.chunks(CHUNK_ROWS).enumerate() {
-        let first_row = (chunk * CHUNK_ROWS) as u64;
-        let data = generate(profile, seed, k, first_row, chunk_lengths, width, width)?;
-        let scores = ScoreMatrix {
-            data: &data,
-            rows: chunk_lengths.len(),
-            width,
-            pitch: width,
-            lengths: chunk_lengths,
-        };
-        visit(first_row, &scores)?;
-    }
-    Ok(())
 }
 
 /// Fraction of the exact top-`k` of `row` (`row.len() > k`; ties to the smaller index) that

@@ -57,39 +57,48 @@ pub fn row_outcomes(
     let k_len = spec.k as usize;
     let mut indices = vec![0i32; CHUNK_ROWS * k_len];
     let mut out = Vec::with_capacity(rows);
-    for_each_block(profile, rows, width, seed, spec.k, |first_row, scores| {
-        // Each block keeps its rows' global view phases.
-        let stats = cpu::select_rows_from(
-            spec,
-            scores,
-            first_row,
-            rows as u64,
-            &mut indices,
-            k_len,
-            true,
-        )?;
-        let (routes, candidates) = (
-            stats.per_row.unwrap_or_default(),
-            stats.per_row_candidates.unwrap_or_default(),
-        );
-        if routes.len() != scores.rows || candidates.len() != scores.rows {
-            return Err(Error::Input(format!(
-                "the CPU backend returned {} routes and {} frontiers for {} rows",
-                routes.len(),
-                candidates.len(),
-                scores.rows
-            )));
-        }
-        for ((route, candidates), &length) in routes.into_iter().zip(candidates).zip(scores.lengths)
-        {
-            out.push(RowOutcome {
-                length,
-                route,
-                candidates,
-            });
-        }
-        Ok(())
-    })?;
+    for_each_causal_block(
+        CHUNK_ROWS,
+        profile,
+        rows,
+        width,
+        seed,
+        spec.k,
+        |first_row, scores| {
+            // Each block keeps its rows' global view phases.
+            let stats = cpu::select_rows_from(
+                spec,
+                scores,
+                first_row,
+                rows as u64,
+                &mut indices,
+                k_len,
+                true,
+            )?;
+            let (routes, candidates) = (
+                stats.per_row.unwrap_or_default(),
+                stats.per_row_candidates.unwrap_or_default(),
+            );
+            if routes.len() != scores.rows || candidates.len() != scores.rows {
+                return Err(Error::Input(format!(
+                    "the CPU backend returned {} routes and {} frontiers for {} rows",
+                    routes.len(),
+                    candidates.len(),
+                    scores.rows
+                )));
+            }
+            for ((route, candidates), &length) in
+                routes.into_iter().zip(candidates).zip(scores.lengths)
+            {
+                out.push(RowOutcome {
+                    length,
+                    route,
+                    candidates,
+                });
+            }
+            Ok(())
+        },
+    )?;
     Ok(out)
 }
 
@@ -151,48 +160,57 @@ pub fn view_underfill(
     let shift = 5; // 11-bit coarse key
     let q = (rho.0 as u64 * k as u64).div_ceil(100 * stride as u64) as usize;
     let (mut measured, mut underfilled) = (0usize, 0usize);
-    for_each_block(profile, rows, width, seed, k, |first_row, scores| {
-        let (chunk_lengths, data) = (scores.lengths, scores.data);
-        let outcomes: Vec<Option<bool>> = (0..chunk_lengths.len())
-            .into_par_iter()
-            .map(|r| {
-                let len = chunk_lengths[r] as usize;
-                if len <= k as usize {
-                    return None;
-                }
-                let row = &data[r * width..r * width + len];
-                let global = first_row + r as u64;
-                let phase =
-                    ((global.wrapping_mul(17).wrapping_add(13)) & (stride as u64 - 1)) as usize;
-                let mut hist = vec![0u32; 2048];
-                let mut n = 0usize;
-                for p in crate::cpu::view::view_positions(len, phase, stride as usize, run as usize)
-                {
-                    hist[coarse_bin(row[p], shift) as usize] += 1;
-                    n += 1;
-                }
-                if n < q {
-                    return None;
-                }
-                let mut prefix = 0usize;
-                let tau = hist
-                    .iter()
-                    .position(|&c| {
-                        prefix += c as usize;
-                        prefix >= q
-                    })
-                    .unwrap_or(2047) as u32;
-                let cut = coarse_endpoint(tau, shift).unwrap_or(f32::INFINITY);
-                let admitted = row.iter().filter(|&&x| x >= cut).count();
-                Some(admitted < k as usize)
-            })
-            .collect();
-        for o in outcomes.into_iter().flatten() {
-            measured += 1;
-            underfilled += o as usize;
-        }
-        Ok(())
-    })?;
+    for_each_causal_block(
+        CHUNK_ROWS,
+        profile,
+        rows,
+        width,
+        seed,
+        k,
+        |first_row, scores| {
+            let (chunk_lengths, data) = (scores.lengths, scores.data);
+            let outcomes: Vec<Option<bool>> = (0..chunk_lengths.len())
+                .into_par_iter()
+                .map(|r| {
+                    let len = chunk_lengths[r] as usize;
+                    if len <= k as usize {
+                        return None;
+                    }
+                    let row = &data[r * width..r * width + len];
+                    let global = first_row + r as u64;
+                    let phase =
+                        ((global.wrapping_mul(17).wrapping_add(13)) & (stride as u64 - 1)) as usize;
+                    let mut hist = vec![0u32; 2048];
+                    let mut n = 0usize;
+                    for p in
+                        crate::cpu::view::view_positions(len, phase, stride as usize, run as usize)
+                    {
+                        hist[coarse_bin(row[p], shift) as usize] += 1;
+                        n += 1;
+                    }
+                    if n < q {
+                        return None;
+                    }
+                    let mut prefix = 0usize;
+                    let tau = hist
+                        .iter()
+                        .position(|&c| {
+                            prefix += c as usize;
+                            prefix >= q
+                        })
+                        .unwrap_or(2047) as u32;
+                    let cut = coarse_endpoint(tau, shift).unwrap_or(f32::INFINITY);
+                    let admitted = row.iter().filter(|&&x| x >= cut).count();
+                    Some(admitted < k as usize)
+                })
+                .collect();
+            for o in outcomes.into_iter().flatten() {
+                measured += 1;
+                underfilled += o as usize;
+            }
+            Ok(())
+        },
+    )?;
     let rate = if measured == 0 {
         0.0
     } else {
@@ -202,9 +220,13 @@ pub fn view_underfill(
 }
 
 /// Generates the terminal causal window of `rows` rows ending at `width` in blocks of
-/// CHUNK_ROWS rows (memory stays at CHUNK_ROWS x width scores) and hands each block, with the
-/// global index of its first row, to `visit`.
-fn for_each_block(
+/// `block_rows` rows (memory stays at `block_rows` x width scores) and hands each block, with
+/// the global index of its first row, to `visit`: statistics over calls too large to hold.
+///
+/// # Errors
+/// The generator's, and the first error `visit` returns.
+pub fn for_each_causal_block(
+    block_rows: usize,
     profile: Profile,
     rows: usize,
     width: usize,
@@ -213,8 +235,8 @@ fn for_each_block(
     mut visit: impl FnMut(u64, &ScoreMatrix) -> Result<()>,
 ) -> Result<()> {
     let lengths = causal_window(rows, width);
-    for (chunk, chunk_lengths) in lengths.chunks(CHUNK_ROWS).enumerate() {
-        let first_row = (chunk * CHUNK_ROWS) as u64;
+    for (chunk, chunk_lengths) in lengths.chunks(block_rows.max(1)).enumerate() {
+        let first_row = (chunk * block_rows.max(1)) as u64;
         let data = generate(profile, seed, k, first_row, chunk_lengths, width, width)?;
         let scores = ScoreMatrix {
             data: &data,
