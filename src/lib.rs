@@ -2,6 +2,7 @@
 pub mod backend;
 pub mod io;
 mod kernel_const;
+pub mod units;
 
 pub use kernel_const::KernelConst;
 pub use topk_codegen as codegen;

@@ -2,7 +2,6 @@
 //! when the reader (`| head`) goes away.
 
 use std::io::Write as _;
-use std::time::Duration;
 
 /// Print one line on stdout; exit quietly if stdout was closed.
 pub fn line(text: impl std::fmt::Display) {
@@ -16,38 +15,4 @@ pub fn line(text: impl std::fmt::Display) {
     }
 }
 
-/// Milliseconds with three significant digits or more.
-pub fn millis(d: Duration) -> String {
-    let ms = d.as_secs_f64() * 1e3;
-    if ms >= 100.0 {
-        format!("{ms:.0} ms")
-    } else if ms >= 10.0 {
-        format!("{ms:.1} ms")
-    } else {
-        format!("{ms:.3} ms")
-    }
-}
-
-/// Decimal gigabytes per second of `bytes` read in `d`.
-pub fn gbps(bytes: u64, d: Duration) -> f64 {
-    let s = d.as_secs_f64();
-    if s > 0.0 {
-        bytes as f64 / s / 1e9
-    } else {
-        f64::INFINITY
-    }
-}
-
-/// `67.1 MB`, decimal units.
-pub fn size(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= 1e9 {
-        format!("{:.2} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.1} kB", b / 1e3)
-    } else {
-        format!("{bytes} B")
-    }
-}
+pub use topk::units::{gbps, millis, size};
