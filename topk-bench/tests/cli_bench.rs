@@ -242,9 +242,9 @@ fn bench_refuses_a_spec_the_kernels_do_not_generate_on_the_gpu() {
         "--k",
         "8",
         "--spec",
-        "ties=lowest",
+        "dtype=bf16",
     ])
-    .assert_bad_input(&["--backend cuda: `ties=lowest` is implemented on the CPU backend only"]);
+    .assert_bad_input(&["--backend cuda: `dtype=bf16` is implemented on the CPU backend only"]);
 }
 
 #[test]
