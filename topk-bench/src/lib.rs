@@ -1,8 +1,9 @@
 //! The benchmark harness of the topk selector, beside the product: the GPU benchmark driver
 //! (plan, time as CUDA graph replays, verify on the device, report against the one-read floor),
-//! the phase-probe timelines, profile statistics, and the `topk-bench`, `operator-matrix` and
-//! `context-parallel` programs behind bench/RESULTS.md.
+//! the phase-probe timelines, profile statistics, and the `topk-bench`, `operator-matrix`,
+//! `context-parallel` and `interface-cost` programs behind bench/RESULTS.md.
 
+pub mod interface_cost;
 pub mod matrix_bench;
 pub mod phases;
 pub mod profile_stats;
