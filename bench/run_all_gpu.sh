@@ -11,7 +11,7 @@
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
 # SKIP="traces ablations". Steps: gpu_exact gpu_call sanitize gpu_policy gpu_sharded data_generator_gpu matrix-indexer
 # matrix-iid traces margins ablations kvsplit views phases lone-pass short-rows few-rows-indexer
-# few-rows-iid few-rows-mappings few-rows-peers-indexer few-rows-peers-iid envelope-indexer
+# few-rows-iid few-rows-mappings interface-cost few-rows-peers-indexer few-rows-peers-iid envelope-indexer
 # envelope-iid cp-indexer cp-iid. The envelope steps also need .wheel/ (scripts/python-wheel.sh)
 # and write $OUT/envelope/.
 #
@@ -100,6 +100,8 @@ for profile in indexer iid; do
     && cp "$OUT/runs/few-rows-$profile/bench.md" "$OUT/few-rows/few-rows-peers-$profile.md" \
     && cp "$OUT/runs/few-rows-$profile/bench.json" "$OUT/few-rows/few-rows-peers-$profile.json"
 done
+# What the call interface costs: each variant against the plain call on the matrix corners.
+step interface-cost env OUT="$OUT" bash bench/interface-cost.sh
 # The serving envelope (decode, speculative decode, prefill, matrix corners) against every peer.
 for profile in indexer iid; do
   step "envelope-$profile" env OUT="$OUT/envelope" PROFILES="$profile" bash bench/envelope.sh

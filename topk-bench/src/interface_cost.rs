@@ -8,6 +8,9 @@ use topk_runtime::call::{CallIo, IndexTransform, PageTable, RowSource};
 use topk_runtime::cpu::verify_with;
 use topk_runtime::ScoreRows;
 
+/// Default shapes `MxN`: the corners of the operator matrix the interface goals are stated on.
+pub const DEFAULT_SHAPES: &str = "512x131072,2048x262144,512x1048576,8192x131072";
+
 /// Positions per page of the paged variants (SGLang's and FlashInfer's tables use 64 as well
 /// as 1; 64 keeps the verifier's per-row inverse small).
 pub const PAGE_SIZE: u32 = 64;

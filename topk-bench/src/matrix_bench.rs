@@ -63,7 +63,7 @@ pub fn bench_matrix(
     bench_matrix_with(gpu, m, k, spec, protocol, false)
 }
 
-/// [`bench_matrix`]; with `phase_probe`, on the phase-timing build of the persistent kernel
+/// [`bench_matrix`]; with `phase_probe`, on the phase-timing build of the persistent or cluster kernel
 /// ([`topk_codegen::probe`]): the report's `phases` say where the rows' time went, and its
 /// times and candidate counts are those of the instrumented build, not the selector's.
 pub fn bench_matrix_with(

@@ -217,3 +217,31 @@ fn median_takes_the_middle_round() {
     assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 3.0);
     assert!(median(&[]).is_nan());
 }
+
+/// The kernels `interface-cost` plans on an H200 with its default shapes and K (the default map
+/// on the H200's facts, plain and with every variant), compiled for sm_90a through the disk
+/// cache of `TOPK_CACHE_DIR` on a machine without a GPU, so that a GPU host given that cache
+/// loads them instead of compiling each one.
+#[test]
+#[ignore = "build machine: fills TOPK_CACHE_DIR for a GPU host"]
+fn warm_the_kernel_cache_for_sm90a() {
+    use topk_bench::interface_cost::DEFAULT_SHAPES;
+    use topk_runtime::cuda::cache::{CacheSettings, CompileRequest, DiskCache};
+    use topk_runtime::policy::{default_spec, DeviceFacts};
+    let arch: topk_runtime::cuda::Arch = "sm_90a".parse().expect("sm_90a");
+    let disk = DiskCache::new(CacheSettings::from_env());
+    assert!(disk.settings().dir.is_some(), "set TOPK_CACHE_DIR");
+    for (rows, width) in topk_bench::shapes::parse_list(DEFAULT_SHAPES).unwrap() {
+        let plain = default_spec(&DeviceFacts::h200(), 2048, rows as u32, width as u32);
+        let specs = std::iter::once(plain).chain(Variant::ALL.iter().map(|v| v.spec(plain)));
+        for spec in specs {
+            let kernel = topk_codegen::generate(&spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            let request = CompileRequest::new(&kernel.source, &kernel.entry, arch)
+                .unwrap_or_else(|e| panic!("{spec}: {e}"));
+            let fetched = disk
+                .fetch_or_compile(&request, |r| r.compile())
+                .unwrap_or_else(|e| panic!("{spec}: {e}"));
+            println!("{:?} {spec}", fetched.outcome);
+        }
+    }
+}

@@ -1,7 +1,8 @@
-//! Phase-timing builds of the persistent kernel, for finding where a row's time goes.
+//! Phase-timing builds of the persistent and cluster kernels, for finding where a row's time goes.
 //!
 //! [`generate_probed`] generates the ordinary source with `PHASE_PROBE` defined, which turns on
-//! the hooks of `cuda/probe.cu` at fixed points of `select_row`: reads of the `%globaltimer`
+//! the hooks of `cuda/probe.cu` at fixed points of `select_row` (and of
+//! the cluster kernel's row loop, on rank 0): reads of the `%globaltimer`
 //! nanosecond clock by thread 0 at the row's start, proposal done, certification done (the
 //! frontier is formed), refinement done. The three durations are packed into the row's |Q0|
 //! word of the route info (which then no longer counts candidates):
@@ -93,7 +94,7 @@ impl PhaseTimes {
 }
 
 /// The prelude's part of a probed build: `PHASE_PROBE` turns on the hooks of `cuda/probe.cu`
-/// (called from `select_row`), with the units above.
+/// (called from `select_row` and the cluster kernel), with the units above.
 fn defines() -> String {
     format!(
         "\n// Phase probe build: route info carries phase times (topk_codegen::probe).\n\
@@ -104,12 +105,15 @@ fn defines() -> String {
     )
 }
 
-/// The persistent kernel of `spec` with phase timers (see the module docs). Its entry point is
+/// The persistent or cluster kernel of `spec` with phase timers (see the module docs). Its entry point is
 /// that of [`generate`]; its source (and so its compiled binary) differs.
 pub fn generate_probed(spec: &Spec) -> Result<KernelSource, CodegenError> {
-    if Family::of(spec) != Family::Persistent {
+    if !matches!(
+        Family::of(spec),
+        Family::Persistent | Family::Cluster { .. }
+    ) {
         return Err(CodegenError::Unsupported(format!(
-            "{spec}: phase timers exist for the persistent kernel only"
+            "{spec}: phase timers exist for the persistent and cluster kernels only"
         )));
     }
     crate::generate_with(spec, &defines())

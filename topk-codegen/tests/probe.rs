@@ -14,6 +14,8 @@ fn the_probed_build_defines_the_probe_constant_and_changes_nothing_else() {
         "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5)",
         "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5),view=run(2)",
         "k=512,map=persistent,propose=exact",
+        "k=2048,map=cluster(16),propose=exact,threads=1024",
+        "k=2048,map=cluster(8),propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=1024",
     ] {
         let spec = Spec::parse(text).unwrap();
         let plain = generate(&spec).unwrap();
@@ -59,7 +61,27 @@ fn select_row_calls_every_hook_once_and_the_hooks_are_empty_without_the_constant
 }
 
 #[test]
-fn only_the_persistent_kernel_has_a_probed_build() {
+fn the_cluster_kernel_calls_every_hook_once_and_rank_0_ends_the_row() {
+    let spec = Spec::parse("k=2048,map=cluster(16),propose=exact,threads=1024").unwrap();
+    let source = generate(&spec).unwrap().source;
+    let entry = &source[source.find("ENTRY(ENTRY_PARAMS)").unwrap()..];
+    for (hook, count) in [
+        ("PROBE_ROW_START();", 1),
+        // After the sampled routes and after the exact boundary: a recovered row is marked at
+        // the later one.
+        ("PROBE_MARK(PROBE_PROPOSED);", 2),
+        ("PROBE_MARK(PROBE_FRONTIER);", 1),
+        ("route = PROBE_ROW_END(route, q0);", 1),
+    ] {
+        assert_eq!(entry.matches(hook).count(), count, "{hook}");
+    }
+    let end = entry.find("PROBE_ROW_END").unwrap();
+    let rank0 = entry[..end].rfind("if (rank == 0)").unwrap();
+    assert!(!entry[rank0..end].contains("cluster_sync"));
+}
+
+#[test]
+fn only_the_persistent_and_cluster_kernels_have_a_probed_build() {
     let spec = Spec::parse("map=rowlocal(streaming),propose=exact,threads=1024").unwrap();
     assert!(matches!(
         generate_probed(&spec),

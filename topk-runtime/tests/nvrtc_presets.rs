@@ -116,10 +116,13 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
             }
         }
     }
-    // Phase-timing builds of the default persistent kernel (stride and pair-grouped views).
+    // Phase-timing builds of the default persistent kernel (stride and pair-grouped views) and
+    // of the cluster kernels (exact and sampled).
     for spec in [
         topk_runtime::policy::context_parallel_spec(2048),
         topk_runtime::policy::persistent_spec(2048),
+        topk_runtime::policy::cluster_spec(2048, 16),
+        topk_runtime::policy::sampled_cluster_spec(2048, 8, 1 << 20),
     ] {
         let kernel = topk_codegen::probe::generate_probed(&spec).unwrap();
         jobs.push(

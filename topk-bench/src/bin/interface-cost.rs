@@ -13,7 +13,9 @@
 
 use clap::Parser;
 use std::sync::Arc;
-use topk_bench::interface_cost::{check_output, median, CallArrays, Output, Variant, PAGE_SIZE};
+use topk_bench::interface_cost::{
+    check_output, median, CallArrays, Output, Variant, DEFAULT_SHAPES, PAGE_SIZE,
+};
 use topk_dsl::Spec;
 use topk_runtime::cuda::cudarc::driver::{
     sys, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
@@ -23,9 +25,6 @@ use topk_runtime::cuda::{CallShape, DeviceMatrix, Gpu, Plan, PlanRequest, Worksp
 use topk_runtime::data::shapes::causal_window;
 use topk_runtime::data::Profile;
 use topk_runtime::{Error, Result, ScoreRows};
-
-/// Default shapes: the corners of the operator matrix the interface goals are stated on.
-const DEFAULT_SHAPES: &str = "512x131072,2048x262144,512x1048576,8192x131072";
 
 /// The cost of each call-interface variant against the plain call, on the GPU.
 #[derive(Parser, Debug)]

@@ -167,6 +167,7 @@ ENTRY(ENTRY_PARAMS) {
     const float* row_ptr = scores + (long long)row * pitch;
 #endif
     int* out_row = out + (long long)row * out_pitch;
+    PROBE_ROW_START();
     if (L <= K) {
       if (rank == 0) {
 #if CALL_IO
@@ -190,6 +191,7 @@ ENTRY(ENTRY_PARAMS) {
     if (SAMPLED) {
       const int phase = view_phase(row);
       route = cluster_sampled_row(row_ptr, L, a, b, phase, rank, c, control, lo);
+      PROBE_MARK(PROBE_PROPOSED);
     }
     if (route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT) {
       // 1. This segment's coarse histogram.
@@ -213,6 +215,7 @@ ENTRY(ENTRY_PARAMS) {
         reset_row_counters();
       }
       cluster_sync();
+      PROBE_MARK(PROBE_PROPOSED);
       // 3. Every CTA commits its scores above the boundary bin and sends the bin's scores to
       // rank 0's frontier.
       lo = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
@@ -233,18 +236,20 @@ ENTRY(ENTRY_PARAMS) {
       cluster_sync();
       if (rank == 0) quota = s_scratch()[SCRATCH_QUOTA];
     }
+    PROBE_MARK(PROBE_FRONTIER);
     // 4. Rank 0 refines the merged frontier (re-reading the row if it overflowed).
     if (rank == 0) {
       GlobalRow src;
       src.p = row_ptr;
       src.L = L;
-      const int q0 = *s_counter(C_COUNT);
+      int q0 = *s_counter(C_COUNT);
       clear_hist(HIST_BINS);
       __syncthreads();
       refine_frontier(src, lo, hi, quiet_nan(), quota, c, out_row);
 #if CALL_IO
       finish_call_row(out_row, L);
 #endif
+      route = PROBE_ROW_END(route, q0);
       finish_row(c, row, route, q0, control, row_info);
     }
   }

@@ -25,7 +25,7 @@ pub struct PlanRequest {
     pub out_pitch: u64,
     /// A Spec to use instead of the default map.
     pub spec: Option<Spec>,
-    /// Build the persistent kernel with phase timers ([`topk_codegen::probe`]): the |Q0| words of
+    /// Build the persistent or cluster kernel with phase timers ([`topk_codegen::probe`]): the |Q0| words of
     /// the route info then carry per-row phase times instead of candidate counts. For finding
     /// where time goes; never for timing the selector itself.
     pub phase_probe: bool,
