@@ -11,7 +11,7 @@ how the arguments combine, for both.
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as _np
 
@@ -40,24 +40,6 @@ class Options:
         self.offsets = offsets
         self.page_table = page_table
         self.page_size = page_size
-
-    def given(self) -> List[str]:
-        """The names of the arguments that differ from the plain operator, in signature order."""
-        names = []
-        if self.values is not False and self.values is not None:
-            names.append("values")
-        for name in ("sorted", "deterministic"):
-            if getattr(self, name):
-                names.append(name)
-        for name in ("starts", "ends"):
-            if getattr(self, name) is not None:
-                names.append(name)
-        if self.relative_to_start is not True:
-            names.append("relative_to_start")
-        for name in ("seq_lens", "next_n", "offsets", "page_table", "page_size"):
-            if getattr(self, name) is not None:
-                names.append(name)
-        return names
 
 
 PLAIN = Options(False, False, False, None, None, True, None, None, None, None, None)

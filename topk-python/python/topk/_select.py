@@ -292,7 +292,8 @@ def select(
     Args:
         scores: ``[rows, width]``, column stride 1, row stride at least ``width`` (a view into
             a wider buffer is used in place): a PyTorch tensor (CUDA or CPU), a NumPy array,
-            or any DLPack producer (CuPy, JAX, ...). float32; float16 and bfloat16 on the CPU.
+            or any DLPack producer (CuPy, JAX, ...). float32; float16 and bfloat16 on the CPU
+            (on CUDA once the kernels generate them: until then ``NotImplementedError`` says so).
         k: 1 to 16384.
         lengths: int32 or int64 ``[rows]`` on the scores' device, each in ``[0, width]``.
         out: int32 ``[>= rows, >= k]`` on the scores' device, column stride 1; rows
@@ -300,8 +301,9 @@ def select(
         check: on a GPU, synchronize and raise ``ValueError`` naming the offending row when the
             kernels reported NaN scores or bad lengths (the CPU always checks).
 
-    The call interface (``docs/interface.md``), on the CPU only for now (on CUDA inputs each of
-    these raises ``NotImplementedError`` naming the argument):
+    The call interface (``docs/interface.md``), fused into the selection on CUDA inputs (the
+    arrays are read on the device: no copy, no synchronization, graph-capturable) and on the
+    CPU:
 
     Args:
         values: ``True`` to also return the selected scores, ``[rows, k]`` in the scores'
@@ -325,9 +327,13 @@ def select(
             token-to-slot table; any size). ``page_table`` is int32 / int64 ``[rows, pages]``,
             or ``[1, pages]`` shared by every row. ``-1`` padding stays ``-1``.
 
-    Every transformed index must be a non-negative int32, and windows, decode lengths and
-    lengths must lie in ``[0, width]``: otherwise ``ValueError`` names the row (and nothing is
-    written).
+    The arrays are int32 or int64 on the scores' device (on CUDA, int64 or strided ones are
+    converted to contiguous int32 on the stream). Every transformed index must be a
+    non-negative int32, and windows, decode lengths and lengths must lie in ``[0, width]``: on
+    the CPU ``ValueError`` names the row otherwise (and nothing is written); on CUDA such a row
+    is selected as empty (an index the transform cannot make is written as -1) and the kernels'
+    status bit is raised, which ``check=True`` reports with the row. With ``values`` on CUDA,
+    ``out`` and ``values`` share one row stride (the kernels write both at one pitch).
 
     Returns:
         ``out`` (or ``(out, values)``): a tensor on the scores' device for PyTorch inputs, a
@@ -337,9 +343,10 @@ def select(
     ``torch.cuda.current_stream()``: no host synchronization, no read-back and, once the plan
     for the call's shape class exists, no device allocation besides ``out`` (pass ``out=`` to
     avoid that one) and nothing enqueued but the plan's kernels (one launch, except for the
-    staged family of very wide rows; int64 or strided lengths add one conversion). Such a call
-    can be captured in a CUDA graph and runs under ``torch.compile(fullgraph=True)``
-    (as ``torch.ops.topk.select``). On the CPU it runs the CPU backend.
+    staged family of very wide rows; int64 or strided arrays add one conversion each). Such a
+    call can be captured in a CUDA graph and runs under ``torch.compile(fullgraph=True)`` (as
+    ``torch.ops.topk.select``, or ``torch.ops.topk.select_call`` with interface arguments).
+    On the CPU it runs the CPU backend.
     """
     if options:
         reject_options(options, "topk.select")
