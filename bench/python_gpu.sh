@@ -37,7 +37,8 @@ if [[ -d .peers ]]; then
 fi
 run test_gpu python3 -m pytest -p no:cacheprovider -ra -v topk-python/tests/test_gpu.py \
   topk-python/tests/test_torch_cpu.py topk-python/tests/test_eager_cuda_path.py \
-  topk-python/tests/test_interface.py
+  topk-python/tests/test_interface.py topk-python/tests/test_gpu_call.py \
+  topk-python/tests/test_cuda_call_marshalling.py
 run overhead python3 bench/python_overhead.py --json-out "$OUT/python/overhead.json"
 # The peer benchmark scores come from the project's generator kernel (.gpu/gen.cu, or written by
 # .gpu/topk, both from scripts/gpu-bundle.sh).

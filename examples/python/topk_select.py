@@ -85,6 +85,18 @@ def gpu_example() -> None:
     check(scores[:40].cpu().numpy(), lengths[:40].cpu().numpy(), out[:40].cpu().numpy(), k)
     print(f"GPU graph replay: {sel} , 40 live rows, exact")
 
+    # The call interface fused into the kernels: row windows, a page table, sorted values with
+    # lowest-index ties (byte for byte the CPU backend's output).
+    starts = torch.randint(0, width // 2, (rows,), device=dev, dtype=torch.int32)
+    ends = starts + width // 4
+    table = torch.randperm(rows * (width // 64), device=dev, dtype=torch.int32).reshape(rows, -1)
+    slots, values = topk.select(scores, k, starts=starts, ends=ends, page_table=table, page_size=64,
+                                values=True, sorted=True, deterministic=True, check=True)
+    on_cpu = topk.select(scores.cpu(), k, starts=starts.cpu(), ends=ends.cpu(), page_table=table.cpu(),
+                         page_size=64, values=True, sorted=True, deterministic=True)
+    assert torch.equal(slots.cpu(), on_cpu[0]) and torch.equal(values.cpu(), on_cpu[1])
+    print("GPU call interface: windows + page table + sorted values, equal to the CPU's bytes")
+
     # An engine's call site, one import changed (here: FlashInfer's ragged transform).
     offsets = torch.arange(rows, device=dev, dtype=torch.int32) * width
     flat = compat.top_k_ragged_transform(scores, offsets, lengths, k)

@@ -10,13 +10,14 @@
 //! `torch.cuda.graph` plans instead of failing; the launch itself allocates nothing.
 
 use crate::errors::to_py;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyValueError};
 use pyo3::PyResult;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use topk_dsl::{Digits, Dtype, Io, Rows, Spec};
 use topk_runtime::cuda::cudarc::driver::{result as cu, sys, CudaSlice, CudaStream, DevicePtr};
 use topk_runtime::cuda::launch::status;
-use topk_runtime::cuda::{CallShape, Gpu, Plan, PlanRequest, RawBuffers, Workspace};
+use topk_runtime::cuda::{CallBuffers, CallShape, Gpu, Plan, PlanRequest, RawBuffers, Workspace};
 use topk_runtime::{Error, Result};
 
 /// Relaxed stream-capture mode on this thread while it lives: planning and allocating are then
@@ -186,10 +187,69 @@ fn bucket(rows: u32, width: u32) -> (u32, u32) {
     )
 }
 
+/// What an eager plan is cached under: K, the capacity bucket, the score dtype and the
+/// interface.
+type PlanKey = (u32, u32, u32, Dtype, Io);
+
+/// The spec of a plan for a call interface beyond the plain float32 operator: the default
+/// map's choice for the shape on this device (the autotune store's records are for the plain
+/// operator) with the score dtype and the interface. `NotImplementedError` with the sentence
+/// of `Spec::gpu_unsupported` for what the kernels do not generate yet.
+pub fn interface_spec(
+    gpu: &Gpu,
+    k: u32,
+    m_cap: u32,
+    width: u32,
+    dtype: Dtype,
+    io: Io,
+) -> PyResult<Spec> {
+    let mut spec = topk_runtime::policy::default_spec(&gpu.facts(), k, m_cap, width);
+    if dtype != Dtype::F32 {
+        spec.digits = Digits::default_for(dtype, spec.coarse_bits);
+    }
+    spec.dtype = dtype;
+    spec.io = io;
+    refuse_unsupported(&spec)?;
+    spec.validate().map_err(|e| to_py(e.into()))?;
+    Ok(spec)
+}
+
+/// What of `spec` the GPU kernels do not generate yet, as the Python package says it: the
+/// sentence of `Spec::gpu_unsupported` (the single source of that list) and the Python way
+/// to the CPU backend.
+pub fn unsupported_message(spec: &Spec) -> Option<String> {
+    spec.gpu_unsupported().map(|why| {
+        format!(
+            "on CUDA inputs: {why}; from Python, pass CPU tensors or NumPy arrays (the CPU \
+             backend implements the whole call interface)"
+        )
+    })
+}
+
+/// `NotImplementedError` saying what of `spec` the GPU kernels do not generate yet, if any.
+pub fn refuse_unsupported(spec: &Spec) -> PyResult<()> {
+    match unsupported_message(spec) {
+        Some(why) => Err(PyNotImplementedError::new_err(why)),
+        None => Ok(()),
+    }
+}
+
+/// A plan for `k` over `m_cap` rows of `width` with `dtype` scores and interface `io`: the
+/// planner's own choice (autotune store or default map) for the plain float32 operator.
+fn plan_for(gpu: &Gpu, k: u32, m_cap: u32, width: u32, dtype: Dtype, io: Io) -> PyResult<Plan> {
+    let _relaxed = RelaxedCapture::new();
+    let request = PlanRequest::new(k, m_cap, width);
+    if dtype == Dtype::F32 && io.is_default() {
+        return Plan::new(gpu, request).map_err(to_py);
+    }
+    let spec = interface_spec(gpu, k, m_cap, width, dtype, io)?;
+    Plan::new(gpu, request.with_spec(spec)).map_err(to_py)
+}
+
 /// One device: its handle, the eager plans and the shared device arrays.
 struct Device {
     gpu: Gpu,
-    plans: HashMap<(u32, u32, u32), Box<(Plan, Workspaces)>>,
+    plans: HashMap<PlanKey, Box<(Plan, Workspaces)>>,
     counts: GrowingArray,
     full_lengths: HashMap<u32, GrowingArray>,
 }
@@ -250,8 +310,30 @@ pub fn gpu(ordinal: usize) -> Result<Gpu> {
     Ok(device(&mut devices(), ordinal)?.gpu.clone())
 }
 
-/// One call on device pointers: `lengths` 0 means every row full, `live_rows` 0 means all
-/// `rows` rows live.
+/// The call interface of a CUDA call (`docs/interface.md`): the score dtype, the spec's form
+/// and the device buffers of its row source, transform and values.
+#[derive(Clone, Copy, Debug)]
+pub struct Interface {
+    pub dtype: Dtype,
+    pub io: Io,
+    pub buffers: CallBuffers,
+}
+
+impl Interface {
+    /// The plain operator: float32 scores, lengths, indices only.
+    pub const PLAIN: Interface = Interface {
+        dtype: Dtype::F32,
+        io: Io::DEFAULT,
+        buffers: CallBuffers::PLAIN,
+    };
+
+    fn is_plain(&self) -> bool {
+        self.dtype == Dtype::F32 && self.io.is_default()
+    }
+}
+
+/// One call on device pointers: `lengths` 0 means every row full (with `rows=lengths`),
+/// `live_rows` 0 means all `rows` rows live.
 #[derive(Clone, Copy, Debug)]
 pub struct DeviceCall {
     pub device: usize,
@@ -265,6 +347,7 @@ pub struct DeviceCall {
     pub out: u64,
     pub out_pitch: u64,
     pub k: u32,
+    pub iface: Interface,
 }
 
 impl DeviceCall {
@@ -281,9 +364,9 @@ impl DeviceCall {
 /// Device pointers for the call's lengths and live row count (the shared arrays when the
 /// caller gave none).
 fn inputs(dev: &mut Device, call: &DeviceCall) -> Result<(u64, u64)> {
-    let lengths = match call.lengths {
-        0 => dev.full_lengths(call.width, call.rows)?,
-        given => given,
+    let lengths = match (call.lengths, call.iface.io.rows) {
+        (0, Rows::Lengths) => dev.full_lengths(call.width, call.rows)?,
+        (given, _) => given,
     };
     let live = match call.live_rows {
         0 => dev.live_rows(call.rows)?,
@@ -297,7 +380,8 @@ fn inputs(dev: &mut Device, call: &DeviceCall) -> Result<(u64, u64)> {
 ///
 /// # Safety
 /// The pointers of `call` must be live device memory of this device with the extents of
-/// `call` (see `Plan::launch_call`), and `call.stream` a live stream of its primary context.
+/// `call` (see `Plan::launch_call_with`), and `call.stream` a live stream of its primary
+/// context.
 unsafe fn launch(
     gpu: &Gpu,
     plan: &Plan,
@@ -320,7 +404,7 @@ unsafe fn launch(
         row_info: 0,
     };
     // SAFETY: forwarded from the caller.
-    unsafe { plan.launch_call(stream, call.shape(), io, workspace)? };
+    unsafe { plan.launch_call_with(stream, call.shape(), io, &call.iface.buffers, workspace)? };
     if !check {
         return Ok(0);
     }
@@ -331,31 +415,46 @@ unsafe fn launch(
     Ok(bits)
 }
 
-/// An eager call: the plan of the call's capacity bucket, created on first use.
+/// An eager call: the plan of the call's capacity bucket, created on first use. With `check`,
+/// the status bits the kernels raised (the stream synchronized); 0 otherwise.
+///
+/// # Safety
+/// As [`launch`].
+pub unsafe fn launch_eager(call: &DeviceCall, check: bool) -> PyResult<(u32, u64)> {
+    let mut list = devices();
+    let dev = device(&mut list, call.device).map_err(to_py)?;
+    let (rows, width) = bucket(call.rows, call.width);
+    let key = (call.k, rows, width, call.iface.dtype, call.iface.io);
+    if !dev.plans.contains_key(&key) {
+        let plan = plan_for(
+            &dev.gpu,
+            call.k,
+            rows,
+            width,
+            call.iface.dtype,
+            call.iface.io,
+        )?;
+        dev.plans
+            .insert(key, Box::new((plan, Workspaces::default())));
+    }
+    let (lengths, live) = inputs(dev, call).map_err(to_py)?;
+    let gpu = dev.gpu.clone();
+    let entry = dev.plans.get_mut(&key).expect("inserted above");
+    let (plan, workspaces) = &mut **entry;
+    // SAFETY: forwarded from the caller.
+    let bits =
+        unsafe { launch(&gpu, plan, workspaces, call, lengths, live, check) }.map_err(to_py)?;
+    Ok((bits, lengths))
+}
+
+/// An eager call of the plain operator; with `check`, raises on the status bits, naming the
+/// offending row.
 ///
 /// # Safety
 /// As [`launch`].
 pub unsafe fn select(call: DeviceCall, check: bool) -> PyResult<()> {
-    let (bits, lengths) = {
-        let mut list = devices();
-        let dev = device(&mut list, call.device).map_err(to_py)?;
-        let (rows, width) = bucket(call.rows, call.width);
-        let key = (call.k, rows, width);
-        if !dev.plans.contains_key(&key) {
-            let _relaxed = RelaxedCapture::new();
-            let plan = Plan::new(&dev.gpu, PlanRequest::new(call.k, rows, width)).map_err(to_py)?;
-            dev.plans
-                .insert(key, Box::new((plan, Workspaces::default())));
-        }
-        let (lengths, live) = inputs(dev, &call).map_err(to_py)?;
-        let gpu = dev.gpu.clone();
-        let entry = dev.plans.get_mut(&key).expect("inserted above");
-        let (plan, workspaces) = &mut **entry;
-        // SAFETY: forwarded from the caller.
-        let bits = unsafe { launch(&gpu, plan, workspaces, &call, lengths, live, check) }
-            .map_err(to_py)?;
-        (bits, lengths)
-    };
+    // SAFETY: forwarded from the caller.
+    let (bits, lengths) = unsafe { launch_eager(&call, check)? };
     if bits == 0 {
         return Ok(());
     }
@@ -374,6 +473,12 @@ pub fn status_error(bits: u32, found: Option<String>) -> pyo3::PyErr {
     if bits & status::BAD_ROWS != 0 {
         what.push("the live row count is outside [0, rows] (it was clamped)");
     }
+    if bits & status::BAD_TRANSFORM != 0 {
+        what.push(
+            "an index transform made an index outside the non-negative int32 range or used a \
+             page beyond the table or a negative page entry (that index was written as -1)",
+        );
+    }
     let mut msg = format!(
         "the Top-K kernels reported invalid input (status {bits:#x}): {}",
         what.join("; ")
@@ -387,6 +492,9 @@ pub fn status_error(bits: u32, found: Option<String>) -> pyo3::PyErr {
 /// Finds the first row with a length outside `[0, width]` or, among rows the kernels read
 /// (length above K), the first NaN, by reading the call's inputs back.
 fn locate(call: &DeviceCall, lengths: u64) -> Option<String> {
+    if !call.iface.is_plain() {
+        return None; // the Python layer re-runs such a call on the CPU backend to name the row
+    }
     let gpu = gpu(call.device).ok()?;
     let _bound = BoundContext::bind(&gpu).ok()?;
     let mut lens = vec![0i32; call.rows as usize];
@@ -420,10 +528,16 @@ pub struct Selector {
 }
 
 impl Selector {
-    pub fn new(device_ordinal: usize, k: u32, max_rows: u32, max_width: u32) -> Result<Selector> {
-        let gpu = gpu(device_ordinal)?;
-        let _relaxed = RelaxedCapture::new();
-        let plan = Plan::new(&gpu, PlanRequest::new(k, max_rows, max_width))?;
+    pub fn new(
+        device_ordinal: usize,
+        k: u32,
+        max_rows: u32,
+        max_width: u32,
+        dtype: Dtype,
+        io: Io,
+    ) -> PyResult<Selector> {
+        let gpu = gpu(device_ordinal).map_err(to_py)?;
+        let plan = plan_for(&gpu, k, max_rows, max_width, dtype, io)?;
         Ok(Selector {
             device: device_ordinal,
             gpu,
@@ -438,7 +552,8 @@ impl Selector {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Launches one call (see [`DeviceCall`]); `call.device` and `call.k` must be the plan's.
+    /// Launches one call (see [`DeviceCall`]); `call.device`, `call.k` and the interface's
+    /// form must be the plan's.
     ///
     /// # Safety
     /// As [`launch`].

@@ -11,6 +11,8 @@ mod gpu;
 use errors::{guard, to_py};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use topk_dsl::{Dtype, Io, Order, Rows, Ties, Transform};
+use topk_runtime::cuda::{CallBuffers, DeviceRows, DeviceTransform};
 
 /// Describes a DLPack capsule: `(ptr, shape, strides, dtype, device_type, device_id,
 /// read_only)`, strides in elements. The capsule is not consumed and must outlive `ptr`.
@@ -46,6 +48,117 @@ fn dlpack_device_types() -> (i32, i32, i32, i32) {
 
 fn to_u32(what: &str, v: u64) -> PyResult<u32> {
     u32::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} {v} does not fit 32 bits")))
+}
+
+/// The form of a call's interface from Python: `(values, sorted, deterministic, rows,
+/// transform)`, `rows` one of `lengths`, `window`, `window_absolute`, `decode` and `transform`
+/// one of `none`, `offset`, `paged` (`docs/interface.md`).
+type IoArg = (bool, bool, bool, String, String);
+
+/// Device pointers and scalars of a call's interface: `(values, starts, ends, seq_lens,
+/// next_n, offsets, page_table, page_columns, page_pitch, page_size)`; 0 where unused.
+type BuffersArg = (u64, u64, u64, u64, u64, u64, u64, u64, u64, u64);
+
+fn parse_dtype(dtype: &str) -> PyResult<Dtype> {
+    dtype
+        .parse()
+        .map_err(|_| PyValueError::new_err(format!("unknown score dtype `{dtype}`")))
+}
+
+fn parse_io((values, sorted, deterministic, rows, transform): IoArg) -> PyResult<Io> {
+    let rows = match rows.as_str() {
+        "lengths" => Rows::Lengths,
+        "window" => Rows::Window { relative: true },
+        "window_absolute" => Rows::Window { relative: false },
+        "decode" => Rows::Decode,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown row source `{other}`: lengths, window, window_absolute or decode"
+            )))
+        }
+    };
+    let transform = match transform.as_str() {
+        "none" => Transform::None,
+        "offset" => Transform::Offset,
+        "paged" => Transform::Paged,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown index transform `{other}`: none, offset or paged"
+            )))
+        }
+    };
+    Ok(Io {
+        values,
+        order: if sorted { Order::Sorted } else { Order::Any },
+        ties: if deterministic {
+            Ties::Lowest
+        } else {
+            Ties::Any
+        },
+        rows,
+        transform,
+    })
+}
+
+/// The device buffers of an interface `io`, each one it names present (a pointer of 0 is a
+/// missing argument).
+fn device_buffers(io: &Io, b: BuffersArg) -> PyResult<CallBuffers> {
+    let (values, starts, ends, seq_lens, next_n, offsets, table, columns, table_pitch, page_size) =
+        b;
+    let need = |ptr: u64, name: &str| {
+        if ptr == 0 {
+            Err(PyValueError::new_err(format!(
+                "this call's interface needs `{name}`: pass it as a device tensor"
+            )))
+        } else {
+            Ok(ptr)
+        }
+    };
+    let rows = match io.rows {
+        Rows::Lengths => DeviceRows::Lengths,
+        Rows::Window { .. } => DeviceRows::Window {
+            starts: need(starts, "starts")?,
+            ends: need(ends, "ends")?,
+        },
+        Rows::Decode => DeviceRows::Decode {
+            seq_lens: need(seq_lens, "seq_lens")?,
+            next_n: to_u32("next_n", next_n)?,
+        },
+    };
+    let transform = match io.transform {
+        Transform::None => DeviceTransform::None,
+        Transform::Offset => DeviceTransform::Offset {
+            offsets: need(offsets, "offsets")?,
+        },
+        Transform::Paged => DeviceTransform::Paged {
+            table: need(table, "page_table")?,
+            columns: to_u32("page-table columns", columns)?,
+            pitch: table_pitch,
+            page_size: to_u32("page_size", page_size)?,
+        },
+    };
+    let values = if io.values {
+        need(values, "values")?
+    } else {
+        0
+    };
+    Ok(CallBuffers {
+        rows,
+        transform,
+        values,
+    })
+}
+
+/// What the GPU kernels do not generate yet of a call with `dtype` scores and interface `io`
+/// (`Spec::gpu_unsupported`, the single source of that list), or `None`.
+#[pyfunction]
+fn gpu_unsupported(dtype: &str, io: IoArg) -> PyResult<Option<String>> {
+    let spec = topk_dsl::Spec {
+        dtype: parse_dtype(dtype)?,
+        io: parse_io(io)?,
+        ..topk_dsl::Spec::default()
+    };
+    Ok(gpu::unsupported_message(&spec))
 }
 
 /// A 1-D int32/int64 host array from Python: `(ptr, bits, len, stride)`, stride in elements.
@@ -146,9 +259,7 @@ fn cpu_select(
     sorted: bool,
     deterministic: bool,
 ) -> PyResult<()> {
-    let dtype: topk_dsl::Dtype = dtype
-        .parse()
-        .map_err(|_| PyValueError::new_err(format!("unknown score dtype `{dtype}`")))?;
+    let dtype = parse_dtype(dtype)?;
     if pitch < width || out_pitch < k || values.is_some_and(|(_, p)| p < k) {
         return Err(PyValueError::new_err(
             "row strides must be at least the width (scores) and K (out, values)",
@@ -229,6 +340,7 @@ fn cuda_select(
         out,
         out_pitch,
         k: to_u32("K", k)?,
+        iface: gpu::Interface::PLAIN,
     };
     if call.rows == 0 {
         return Ok(());
@@ -236,6 +348,60 @@ fn cuda_select(
     // SAFETY: the Python layer passes pointers of live tensors of `device` it holds for the
     // call, with the extents it checked, and the caller's current stream.
     guard(|| py.detach(|| gpu::keeping_context(|| unsafe { gpu::select(call, check) })))
+}
+
+/// An eager GPU call with a call interface (`docs/interface.md`): `dtype` scores, the form
+/// `io` and its device buffers `buffers`, on the caller's stream with the cached plan of its
+/// capacity bucket, dtype and form. `lengths` 0 with `rows=lengths`: every row full. With
+/// `check`, synchronizes and returns the status bits raised (0 without).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn cuda_select_call(
+    py: Python<'_>,
+    device: usize,
+    stream: u64,
+    scores: u64,
+    dtype: &str,
+    rows: u64,
+    width: u64,
+    pitch: u64,
+    lengths: u64,
+    out: u64,
+    out_pitch: u64,
+    k: u64,
+    io: IoArg,
+    buffers: BuffersArg,
+    check: bool,
+) -> PyResult<u32> {
+    let io = parse_io(io)?;
+    let iface = gpu::Interface {
+        dtype: parse_dtype(dtype)?,
+        io,
+        buffers: device_buffers(&io, buffers)?,
+    };
+    let call = gpu::DeviceCall {
+        device,
+        stream,
+        scores,
+        rows: to_u32("rows", rows)?,
+        width: to_u32("width", width)?,
+        pitch,
+        lengths,
+        live_rows: 0,
+        out,
+        out_pitch,
+        k: to_u32("K", k)?,
+        iface,
+    };
+    if call.rows == 0 {
+        return Ok(0);
+    }
+    // SAFETY: as `cuda_select`; the interface's buffers are live tensors of `device` with the
+    // extents the Python layer checked.
+    guard(|| {
+        py.detach(|| gpu::keeping_context(|| unsafe { gpu::launch_eager(&call, check) }))
+            .map(|(bits, _)| bits)
+    })
 }
 
 /// Whether a GPU can run the kernels here, and if not, why.
@@ -273,27 +439,48 @@ struct CudaSelector {
     k: u32,
 }
 
+impl CudaSelector {
+    fn io(&self) -> Io {
+        self.inner.plan.spec.io
+    }
+}
+
 #[pymethods]
 impl CudaSelector {
+    /// A plan for `dtype` scores with the interface `io` (the plain float32 operator when
+    /// not given).
     #[new]
-    fn new(py: Python<'_>, device: usize, k: u64, max_rows: u64, max_width: u64) -> PyResult<Self> {
+    #[pyo3(signature = (device, k, max_rows, max_width, dtype="f32", io=None))]
+    fn new(
+        py: Python<'_>,
+        device: usize,
+        k: u64,
+        max_rows: u64,
+        max_width: u64,
+        dtype: &str,
+        io: Option<IoArg>,
+    ) -> PyResult<Self> {
         let (k, max_rows, max_width) = (
             to_u32("K", k)?,
             to_u32("max_rows", max_rows)?,
             to_u32("max_width", max_width)?,
         );
+        let dtype = parse_dtype(dtype)?;
+        let io = io.map(parse_io).transpose()?.unwrap_or(Io::DEFAULT);
         let inner = guard(|| {
             py.detach(|| {
                 gpu::keeping_context(|| {
-                    gpu::Selector::new(device, k, max_rows, max_width).map_err(to_py)
+                    gpu::Selector::new(device, k, max_rows, max_width, dtype, io)
                 })
             })
         })?;
         Ok(CudaSelector { inner, k })
     }
 
-    /// Launches one call on `stream`. `lengths` 0: every row full; `live_rows` 0: all rows.
+    /// Launches one call on `stream`. `lengths` 0: every row full; `live_rows` 0: all rows;
+    /// `buffers`: the device buffers of the plan's interface (see `cuda_select_call`).
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (stream, scores, rows, width, pitch, lengths, live_rows, out, out_pitch, buffers=None))]
     fn run(
         &self,
         py: Python<'_>,
@@ -306,10 +493,13 @@ impl CudaSelector {
         live_rows: u64,
         out: u64,
         out_pitch: u64,
+        buffers: Option<BuffersArg>,
     ) -> PyResult<()> {
-        let call = self.call(
+        let mut call = self.call(
             stream, scores, rows, width, pitch, lengths, live_rows, out, out_pitch,
         )?;
+        let io = self.io();
+        call.iface.buffers = device_buffers(&io, buffers.unwrap_or_default())?;
         // SAFETY: as `cuda_select`.
         guard(|| py.detach(|| gpu::keeping_context(|| unsafe { self.inner.run(call) })))
     }
@@ -397,6 +587,11 @@ impl CudaSelector {
             out,
             out_pitch,
             k: self.k,
+            iface: gpu::Interface {
+                dtype: self.inner.plan.spec.dtype,
+                io: self.io(),
+                buffers: CallBuffers::PLAIN,
+            },
         })
     }
 }
@@ -408,6 +603,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cpu_select, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_spec, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_select, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_select_call, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_unsupported, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_status, m)?)?;
     m.add_function(wrap_pyfunction!(release, m)?)?;
     m.add_class::<CudaSelector>()?;

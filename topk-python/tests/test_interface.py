@@ -1,7 +1,7 @@
 """The call interface on the CPU through `topk.select` (docs/interface.md): float16 and
 bfloat16 scores, values, sorted order, lowest-index ties, row windows (relative and absolute
 indices), decode rows, offset and paged transforms, each alone and combined, against the NumPy
-reference of `reference.check_call`; the errors bad calls get; and the refusal on CUDA inputs."""
+reference of `reference.check_call`; the errors bad calls get; and the way CUDA inputs take to the GPU's call interface."""
 
 from __future__ import annotations
 
@@ -292,23 +292,17 @@ def test_read_only_values_are_refused():
         topk.select(SC, 5, values=vals)
 
 
-class FakeCudaArray:
-    """Claims CUDA device memory through DLPack; exporting it would fail (nothing may be
-    read from it before the call is refused)."""
+def test_cuda_producers_take_the_interface_path(monkeypatch):
+    """A CUDA DLPack producer with interface arguments reaches the call interface's CUDA path
+    (test_cuda_call_marshalling.py checks what it passes; test_gpu_call.py what it writes)."""
+    from topk import _arrays, _cuda_call, _select
 
-    def __dlpack_device__(self):
-        return (2, 0)
+    class FakeCudaArray:
+        pass
 
-    def __dlpack__(self, stream=None):
-        raise AssertionError("the refused call exported the array")
-
-
-@pytest.mark.parametrize(
-    "name,value",
-    [("values", True), ("sorted", True), ("deterministic", True), ("starts", SC[:, 0]),
-     ("ends", SC[:, 0]), ("relative_to_start", False), ("seq_lens", SC[:, 0]), ("next_n", 2),
-     ("offsets", SC[:, 0]), ("page_table", SC), ("page_size", 2)],
-)
-def test_cuda_inputs_refuse_each_interface_argument(name, value):
-    with pytest.raises(NotImplementedError, match=rf"topk.select\({name}=\.\.\.\) is CPU-only for now"):
-        topk.select(FakeCudaArray(), 5, **{name: value})
+    fake = _arrays._View(1234, (3, 100), (100, 1), "f32", "cuda", 0, True, None)
+    monkeypatch.setattr(_select._arrays, "view", lambda x, name, stream=None: fake)
+    seen = []
+    monkeypatch.setattr(_cuda_call, "select_call", lambda *a: seen.append(a) or "launched")
+    assert topk.select(FakeCudaArray(), 5, sorted=True) == "launched"
+    assert seen[0][1] is fake and seen[0][5].sorted is True

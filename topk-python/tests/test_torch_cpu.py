@@ -77,20 +77,58 @@ def test_half_precision_cpu_tensors_and_the_custom_op():
         assert torch.equal(torch.ops.topk.select(half, 64, lengths), out)
 
 
-def test_interface_options_under_torch_compile_fall_back_to_eager():
-    # The registered ops take the plain operator; a call with interface options breaks the
-    # graph there (fullgraph=True refuses it) and runs eagerly, exactly.
+def test_interface_options_under_torch_compile_fullgraph():
+    # A call with interface options traces to torch.ops.topk.select_call.
     def f(s, l):
         return topk.select(s, 64, l, sorted=True, deterministic=True, values=True)
 
     scores, lengths = scores_and_lengths(4, 3000, 64)
-    idx, vals = torch.compile(f, backend="aot_eager")(scores, lengths)
+    idx, vals = torch.compile(f, fullgraph=True, backend="aot_eager")(scores, lengths)
     want_idx, want_vals = f(scores, lengths)
     assert torch.equal(idx, want_idx) and torch.equal(vals, want_vals)
     s = scores.numpy()
     check_call(s.astype(np.float64), s.view(np.uint32), np.array(-np.inf, np.float32).view(np.uint32),
                64, row_windows(4, 3000, lengths=lengths.numpy()), idx.numpy(),
                vals.numpy().view(np.uint32), sorted_=True, deterministic=True)
+
+
+def test_select_call_op_and_its_fake_shapes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    scores, lengths = scores_and_lengths(4, 3000, 64)
+    starts = torch.tensor([0, 10, 100, 2999], dtype=torch.int32)
+    ends = torch.tensor([3000, 500, 100, 3000], dtype=torch.int32)
+    offsets = torch.tensor([5, 0, 7, 1 << 20], dtype=torch.int32)
+    idx, vals = torch.ops.topk.select_call(scores, 64, None, starts, ends, None, offsets, None,
+                                           True, True, True, False, 1, 1)
+    want_idx, want_vals = topk.select(scores, 64, starts=starts, ends=ends, offsets=offsets, values=True,
+                                      sorted=True, deterministic=True, relative_to_start=False)
+    assert torch.equal(idx, want_idx) and torch.equal(vals, want_vals)
+    idx, none = torch.ops.topk.select_call(scores.half(), 64, lengths, None, None, None, None, None,
+                                           False, False, False, True, 1, 1)
+    assert none.shape == (4, 0) and none.dtype == torch.float16 and idx.shape == (4, 64)
+    with FakeTensorMode():
+        s = torch.empty(7, 1000, dtype=torch.bfloat16)
+        i, v = torch.ops.topk.select_call(s, 33, None, None, None, None, None, None, True, False, False,
+                                          True, 1, 1)
+        assert i.shape == (7, 33) and i.dtype == torch.int32 and v.shape == (7, 33) and v.dtype == torch.bfloat16
+
+
+def test_interface_under_torch_compile_writes_given_outputs():
+    def f(s, starts, ends, table, out, vals):
+        return topk.select(s, 32, starts=starts, ends=ends, page_table=table, page_size=4, out=out,
+                           values=vals, sorted=True, deterministic=True)
+
+    scores, _ = scores_and_lengths(3, 1000, 32)
+    starts = torch.tensor([0, 100, 900], dtype=torch.int32)
+    ends = torch.tensor([1000, 400, 920], dtype=torch.int32)
+    table = torch.arange(3 * 250, dtype=torch.int32).reshape(3, 250).flip(1).contiguous()
+    out = torch.full((3, 32), 9, dtype=torch.int32)
+    vals = torch.full((3, 32), 9.0)
+    idx, v = torch.compile(f, fullgraph=True, backend="aot_eager")(scores, starts, ends, table, out, vals)
+    assert idx is out and v is vals
+    want_idx, want_vals = f(scores, starts, ends, table, None, True)
+    assert torch.equal(out, want_idx) and torch.equal(vals, want_vals)
 
 
 def test_compat_on_tensors():

@@ -4,11 +4,12 @@
     idx = topk.select(scores, 2048, lengths)        # int32 [rows, 2048], -1 padded
 
 `scores` may be a PyTorch tensor (CUDA: the generated kernels on the current stream; CPU: the
-CPU backend), a NumPy array or any DLPack producer (CuPy, JAX). On the CPU `topk.select` also
-takes the call interface of docs/interface.md (float16 / bfloat16 scores, `values=`,
+CPU backend), a NumPy array or any DLPack producer (CuPy, JAX). `topk.select` also takes the
+call interface of docs/interface.md, fused into the selection on CUDA and on the CPU (`values=`,
 `sorted=`, `deterministic=`, row windows `starts=`/`ends=`, decode rows `seq_lens=`/`next_n=`,
-`offsets=`, `page_table=`/`page_size=`); CUDA inputs refuse those for now. `topk.Selector`
-plans once for capacities, for CUDA graph capture; `torch.ops.topk.select` / `select_out` are registered for
+`offsets=`, `page_table=`/`page_size=`; float16 / bfloat16 scores on the CPU, and on CUDA where
+the kernels generate them). `topk.Selector` plans once for capacities (and an interface), for
+CUDA graph capture; `torch.ops.topk.select` / `select_out` / `select_call` are registered for
 `torch.compile`; `topk.compat` has drop-in entry points with the argument lists of SGLang,
 FlashInfer and vLLM ops.
 """

@@ -35,7 +35,7 @@ _DTYPE_WORDS = {
     "i32": "int32",
     "i64": "int64",
 }
-# Score dtypes of the CPU backend; the GPU kernels read float32 only so far.
+# Score dtypes of the CPU backend; on the GPU, those `Spec::gpu_unsupported` does not name.
 SCORE_DTYPES = ("f32", "f16", "bf16")
 
 

@@ -1,38 +1,22 @@
 """The call interface beyond the plain operator (``docs/interface.md``): 16-bit scores, values,
 sorted order, lowest-index ties, row windows, decode rows and fused index transforms.
 
-The CPU backend implements all of it (``topk_runtime::cpu::select_with``); the GPU kernels do
-not generate it yet, so on CUDA inputs each part raises ``NotImplementedError`` naming the
-argument. Every host call, plain or not, runs through :func:`host_select`.
+The CPU backend implements all of it (``topk_runtime::cpu::select_with``); the GPU kernels
+generate what ``topk_dsl::Spec::gpu_unsupported`` does not name (asked through
+``_native.gpu_unsupported``, the single source). Every host call, plain or not, runs through
+:func:`host_select`; CUDA calls with an interface through ``_cuda_call``. :func:`form` checks
+how the arguments combine, for both.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as _np
 
 from . import _arrays, _native
 from ._arrays import _torch, dtype_word
-
-# What each interface argument stands for, and what to do on a GPU until the kernels have it.
-_GPU_LATER = {
-    "values": ("returning the selected values", "take them with a gather of the indices"),
-    "sorted": ("sorted output", "sort the selected values afterwards"),
-    "deterministic": ("lowest-index tie-breaking", "ties at rank K are broken any way on a GPU"),
-    "starts": ("row windows", "slice the scores (a view with an offset is read in place), as "
-               "topk.compat.top_k_per_row_prefill does"),
-    "ends": ("row windows", "slice the scores, as topk.compat.top_k_per_row_prefill does"),
-    "relative_to_start": ("row windows", "slice the scores, as topk.compat.top_k_per_row_prefill does"),
-    "seq_lens": ("speculative-decode rows", "compute the lengths, as "
-                 "topk.compat.top_k_per_row_decode does"),
-    "next_n": ("speculative-decode rows", "compute the lengths, as topk.compat.top_k_per_row_decode does"),
-    "offsets": ("index offsets", "add them to the indices, as topk.compat.top_k_ragged_transform does"),
-    "page_table": ("page-table index transforms", "gather through the table, as topk.compat does"),
-    "page_size": ("page-table index transforms", "gather through the table, as topk.compat does"),
-}
-
 
 class Options:
     """The interface arguments of one ``topk.select`` call, as given."""
@@ -57,42 +41,68 @@ class Options:
         self.page_table = page_table
         self.page_size = page_size
 
-    def given(self) -> List[str]:
-        """The names of the arguments that differ from the plain operator, in signature order."""
-        names = []
-        if self.values is not False and self.values is not None:
-            names.append("values")
-        for name in ("sorted", "deterministic"):
-            if getattr(self, name):
-                names.append(name)
-        for name in ("starts", "ends"):
-            if getattr(self, name) is not None:
-                names.append(name)
-        if self.relative_to_start is not True:
-            names.append("relative_to_start")
-        for name in ("seq_lens", "next_n", "offsets", "page_table", "page_size"):
-            if getattr(self, name) is not None:
-                names.append(name)
-        return names
-
 
 PLAIN = Options(False, False, False, None, None, True, None, None, None, None, None)
 
 
-def gpu_refusal(scores_dtype: str, options: Options, where: str = "topk.select") -> NotImplementedError:
-    """The error for a CUDA call that asks for a part of the interface the kernels lack."""
-    if scores_dtype in ("f16", "bf16"):
-        return NotImplementedError(
-            f"{where}: scores of dtype {dtype_word(scores_dtype)} are CPU-only for now (the GPU "
-            "kernels read float32 so far): convert them with scores.float(), or pass CPU tensors "
-            "or NumPy arrays"
-        )
-    name = options.given()[0]
-    what, instead = _GPU_LATER[name]
-    return NotImplementedError(
-        f"{where}({name}=...) is CPU-only for now: the GPU kernels do not generate {what} yet "
-        f"(docs/interface.md); pass CPU tensors or NumPy arrays, or {instead}"
-    )
+# The form of a call's interface as the native module takes it: (values, sorted,
+# deterministic, rows, transform), rows in lengths / window / window_absolute / decode and
+# transform in none / offset / paged.
+Io = Tuple[bool, bool, bool, str, str]
+PLAIN_IO: Io = (False, False, False, "lengths", "none")
+
+
+def form(options: Options, lengths: Any) -> Io:
+    """The interface form of a call, after checking that its arguments go together (the
+    errors say which to drop or add); the arrays themselves are checked where they are read."""
+    o = options
+    windows = o.starts is not None or o.ends is not None
+    if windows and (o.starts is None or o.ends is None):
+        raise ValueError("starts= and ends= go together: row r's valid scores are [starts[r], ends[r])")
+    sources = [n for n, given in (("lengths", lengths is not None), ("starts/ends", windows),
+                                  ("seq_lens", o.seq_lens is not None)) if given]
+    if len(sources) > 1:
+        raise ValueError(f"give one row source, not {' and '.join(sources)}: lengths=, starts= "
+                         "with ends=, or seq_lens= with next_n=")
+    if o.relative_to_start is not True and not windows:
+        raise ValueError("relative_to_start= applies to row windows: pass starts= and ends= too")
+    if o.next_n is not None and o.seq_lens is None:
+        raise ValueError("next_n= goes with seq_lens= (speculative-decode rows)")
+    if o.offsets is not None and o.page_table is not None:
+        raise ValueError("give one index transform: offsets= or page_table=")
+    if o.page_size is not None and o.page_table is None:
+        raise ValueError("page_size= goes with page_table=")
+    if windows:
+        rows = "window" if o.relative_to_start else "window_absolute"
+    else:
+        rows = "decode" if o.seq_lens is not None else "lengths"
+    transform = "offset" if o.offsets is not None else "paged" if o.page_table is not None else "none"
+    values = o.values is not False and o.values is not None
+    return (values, bool(o.sorted), bool(o.deterministic), rows, transform)
+
+
+_UNSUPPORTED: Dict[Tuple[str, Io], Optional[str]] = {}
+
+
+def gpu_refusal(scores_dtype: str, io: Io, where: str = "topk.select") -> Optional[NotImplementedError]:
+    """The error for a CUDA call the GPU kernels do not generate yet (``Spec::gpu_unsupported``
+    says what), or None when they do."""
+    key = (scores_dtype, io)
+    why = _UNSUPPORTED.get(key, False)
+    if why is False:
+        why = _UNSUPPORTED[key] = _native.gpu_unsupported(scores_dtype, io)
+    return None if why is None else NotImplementedError(f"{where} {why}")
+
+
+def positive_int(x: Any, name: str) -> int:
+    if isinstance(x, bool) or not hasattr(x, "__index__"):
+        raise TypeError(f"{name} must be an int, got {type(x).__name__}")
+    x = int(x.__index__())
+    if x < 1:
+        raise ValueError(f"{name} must be at least 1, got {x}")
+    if x >= 2**32:
+        raise ValueError(f"{name} = {x} is too large: it must fit 32 bits")
+    return x
 
 
 def _ints(x: Any, name: str, scores_v: Any, rows: Optional[int], keep: list) -> Tuple[int, int, int, int]:
@@ -119,17 +129,6 @@ def _table(x: Any, rows: int, scores_v: Any, keep: list) -> Tuple[int, int, int,
     return v.ptr, 32 if v.dtype == "i32" else 64, table_rows, v.shape[1], v.strides[0], v.strides[1]
 
 
-def _positive_int(x: Any, name: str) -> int:
-    if isinstance(x, bool) or not hasattr(x, "__index__"):
-        raise TypeError(f"{name} must be an int, got {type(x).__name__}")
-    x = int(x.__index__())
-    if x < 1:
-        raise ValueError(f"{name} must be at least 1, got {x}")
-    if x >= 2**32:
-        raise ValueError(f"{name} = {x} is too large: it must fit 32 bits")
-    return x
-
-
 def _numpy_dtype(name: str) -> Any:
     if name == "bf16":
         ml_dtypes = sys.modules.get("ml_dtypes")
@@ -145,7 +144,7 @@ def _numpy_dtype(name: str) -> Any:
     return _np.dtype({"f32": _np.float32, "f16": _np.float16}[name])
 
 
-def _allocate(scores: Any, rows: int, k: int, dtype: str) -> Any:
+def allocate(scores: Any, rows: int, k: int, dtype: str) -> Any:
     """A ``[rows, k]`` host array of ``dtype`` of the scores' kind (a torch tensor for torch
     scores, else NumPy)."""
     if _torch is not None and isinstance(scores, _torch.Tensor):
@@ -164,22 +163,8 @@ def host_select(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, opti
     o = options
     keep: list = [scores_v]
     kw: dict = {}
-    windows = o.starts is not None or o.ends is not None
-    if windows and (o.starts is None or o.ends is None):
-        raise ValueError("starts= and ends= go together: row r's valid scores are [starts[r], ends[r])")
-    sources = [n for n, given in (("lengths", lengths is not None), ("starts/ends", windows),
-                                  ("seq_lens", o.seq_lens is not None)) if given]
-    if len(sources) > 1:
-        raise ValueError(f"give one row source, not {' and '.join(sources)}: lengths=, starts= "
-                         "with ends=, or seq_lens= with next_n=")
-    if o.relative_to_start is not True and not windows:
-        raise ValueError("relative_to_start= applies to row windows: pass starts= and ends= too")
-    if o.next_n is not None and o.seq_lens is None:
-        raise ValueError("next_n= goes with seq_lens= (speculative-decode rows)")
-    if o.offsets is not None and o.page_table is not None:
-        raise ValueError("give one index transform: offsets= or page_table=")
-    if o.page_size is not None and o.page_table is None:
-        raise ValueError("page_size= goes with page_table=")
+    rows_kind = form(o, lengths)[3]
+    windows = rows_kind.startswith("window")
     if lengths is not None:
         kw["lengths"] = _ints(lengths, "lengths", scores_v, rows, keep)
     if windows:
@@ -188,17 +173,17 @@ def host_select(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, opti
         kw["relative"] = bool(o.relative_to_start)
     if o.seq_lens is not None:
         kw["seq_lens"] = _ints(o.seq_lens, "seq_lens", scores_v, None, keep)
-        kw["next_n"] = 1 if o.next_n is None else _positive_int(o.next_n, "next_n")
+        kw["next_n"] = 1 if o.next_n is None else positive_int(o.next_n, "next_n")
     if o.offsets is not None:
         kw["offsets"] = _ints(o.offsets, "offsets", scores_v, rows, keep)
     if o.page_table is not None:
         kw["page_table"] = _table(o.page_table, rows, scores_v, keep)
-        kw["page_size"] = 1 if o.page_size is None else _positive_int(o.page_size, "page_size")
+        kw["page_size"] = 1 if o.page_size is None else positive_int(o.page_size, "page_size")
     kw["sorted"] = bool(o.sorted)
     kw["deterministic"] = bool(o.deterministic)
     values = o.values
     if values is True:
-        values = _allocate(scores, rows, k, scores_v.dtype)
+        values = allocate(scores, rows, k, scores_v.dtype)
     elif values is False:
         values = None
     if values is not None:
@@ -206,7 +191,7 @@ def host_select(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, opti
         kw["values"] = (vv.ptr, _arrays.check_out(vv, rows, k, scores_v, "values", scores_v.dtype))
         keep.append(vv)
     if out is None:
-        out = _allocate(scores, rows, k, "i32")
+        out = allocate(scores, rows, k, "i32")
     ov = _arrays.view(out, "out")
     out_pitch = _arrays.check_out(ov, rows, k, scores_v)
     keep.append(ov)

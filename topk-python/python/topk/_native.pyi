@@ -29,6 +29,15 @@ def cuda_select(
     device: int, stream: int, scores: int, rows: int, width: int, pitch: int, lengths: int,
     out: int, out_pitch: int, k: int, check: bool,
 ) -> None: ...
+def cuda_select_call(
+    device: int, stream: int, scores: int, dtype: str, rows: int, width: int, pitch: int,
+    lengths: int, out: int, out_pitch: int, k: int, io: Tuple[bool, bool, bool, str, str],
+    buffers: Tuple[int, int, int, int, int, int, int, int, int, int], check: bool,
+) -> int:
+    """io: (values, sorted, deterministic, rows, transform); buffers: (values, starts, ends,
+    seq_lens, next_n, offsets, page_table, page_columns, page_pitch, page_size). Returns the
+    status bits with check, else 0."""
+def gpu_unsupported(dtype: str, io: Tuple[bool, bool, bool, str, str]) -> Optional[str]: ...
 def cuda_status(device: int) -> Tuple[bool, str]: ...
 def release() -> None: ...
 
@@ -38,10 +47,14 @@ class CudaSelector:
     source: str
     grid: int
     workspace_bytes: int
-    def __init__(self, device: int, k: int, max_rows: int, max_width: int) -> None: ...
+    def __init__(
+        self, device: int, k: int, max_rows: int, max_width: int, dtype: str = "f32",
+        io: Optional[Tuple[bool, bool, bool, str, str]] = None,
+    ) -> None: ...
     def run(
         self, stream: int, scores: int, rows: int, width: int, pitch: int, lengths: int,
         live_rows: int, out: int, out_pitch: int,
+        buffers: Optional[Tuple[int, int, int, int, int, int, int, int, int, int]] = None,
     ) -> None: ...
     def take_status(self) -> int: ...
     def locate(self, scores: int, rows: int, width: int, pitch: int, lengths: int) -> Optional[str]: ...

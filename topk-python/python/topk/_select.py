@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, Optional
 
-from . import _arrays, _native, _nvrtc
+from . import _arrays, _cuda_call, _native, _nvrtc
 from ._arrays import MAX_K, _torch, check_k
-from ._call import PLAIN, Options, gpu_refusal, host_select
+from ._call import PLAIN, Options, form, host_select
 
 # Keyword arguments that mean something elsewhere, with what to do here instead.
 _HINTS = {
@@ -60,7 +60,7 @@ def _torch_cuda(scores, k: int, lengths, out, check: bool):
     """The eager CUDA path on torch tensors: checks, then the plan's launch on the current
     stream (nothing else is enqueued for contiguous int32 lengths and a given `out`)."""
     if scores.dtype is not _F32:
-        return _torch_cuda_refused(scores)
+        return _torch_cuda_other_dtype(scores, k, lengths, out, check)
     shape = scores.shape
     if len(shape) != 2:
         raise ValueError(f"scores must be 2-D [rows, width], got shape {list(shape)}")
@@ -110,13 +110,23 @@ def _torch_cuda(scores, k: int, lengths, out, check: bool):
     return out
 
 
-def _torch_cuda_refused(scores):
+def _torch_cuda_other_dtype(scores, k: int, lengths, out, check: bool):
+    """16-bit scores take the call-interface path (which raises what the kernels do not
+    generate yet); other dtypes are refused."""
     name = _arrays.torch_dtype_name(scores.dtype)
-    if name in ("f16", "bf16"):
-        raise gpu_refusal(name, PLAIN)
+    if name in _arrays.SCORE_DTYPES:
+        return _torch_cuda_call(scores, k, lengths, out, PLAIN, check)
     raise TypeError(
-        f"scores must be float32, got {_arrays.dtype_word(name)}: convert them with scores.float()"
+        f"scores must be float32 (or float16 / bfloat16), got {_arrays.dtype_word(name)}: convert "
+        "them with scores.float()"
     )
+
+
+def _torch_cuda_call(scores, k: int, lengths, out, opts: Options, check: bool):
+    """The call interface on a CUDA tensor: the fused kernels on the current stream."""
+    index = scores.get_device()
+    stream = _raw_stream(index)
+    return _cuda_call.select_call(scores, _arrays.view(scores, "scores"), k, lengths, out, opts, check, stream)
 
 
 def _torch_lengths(lengths, rows: int, scores):
@@ -179,7 +189,7 @@ def _device_out(scores, rows: int, k: int, index: int):
 def _dlpack_cuda(scores, scores_v, k: int, lengths, out, check: bool, stream: int):
     rows, width, pitch = _arrays.check_scores(scores_v)
     if scores_v.dtype != "f32":
-        raise gpu_refusal(scores_v.dtype, PLAIN)
+        return _cuda_call.select_call(scores, scores_v, k, lengths, out, PLAIN, check, stream)
     keep = []
     lengths_ptr = 0
     if lengths is not None:
@@ -217,20 +227,27 @@ def _host_tensor(scores, k: int, lengths, out, opts: Options):
     return host_select(scores, scores_v, k, lengths, out, opts)
 
 
-# The registered ops take the plain operator; under torch.compile a call with interface options
-# runs outside the graph (a graph break; `fullgraph=True` refuses it).
-def _outside_graph(fn):
-    disable = getattr(getattr(_torch, "compiler", None), "disable", None)
-    if disable is None:
-        return fn
-    try:
-        return disable(fn, reason="topk.select with interface options runs on the CPU outside "
-                                  "the graph (the registered ops take the plain operator)")
-    except TypeError:  # PyTorch before the `reason` argument
-        return disable(fn)
-
-
-_host_tensor_outside_graph = _outside_graph(_host_tensor)
+def _compiled_call(scores, k: int, lengths, out, opts: Options, check: bool):
+    """Under torch.compile: the registered op of the call interface (given outputs are
+    filled from its results)."""
+    if check:
+        raise ValueError("check=True is not available under torch.compile: use topk.Selector.check()")
+    io = form(opts, lengths)
+    o = opts
+    idx, vals = _torch.ops.topk.select_call(
+        scores, k, lengths, o.starts, o.ends, o.seq_lens, o.offsets, o.page_table, io[0],
+        io[1], io[2], o.relative_to_start is True, 1 if o.next_n is None else int(o.next_n),
+        1 if o.page_size is None else int(o.page_size),
+    )
+    if out is not None:
+        out[: idx.shape[0], :k].copy_(idx)
+        idx = out
+    if not io[0]:
+        return idx
+    if o.values is not True:
+        o.values[: vals.shape[0], :k].copy_(vals)
+        vals = o.values
+    return idx, vals
 
 
 def _on_cuda(scores: Any) -> bool:
@@ -275,7 +292,8 @@ def select(
     Args:
         scores: ``[rows, width]``, column stride 1, row stride at least ``width`` (a view into
             a wider buffer is used in place): a PyTorch tensor (CUDA or CPU), a NumPy array,
-            or any DLPack producer (CuPy, JAX, ...). float32; float16 and bfloat16 on the CPU.
+            or any DLPack producer (CuPy, JAX, ...). float32; float16 and bfloat16 on the CPU
+            (on CUDA once the kernels generate them: until then ``NotImplementedError`` says so).
         k: 1 to 16384.
         lengths: int32 or int64 ``[rows]`` on the scores' device, each in ``[0, width]``.
         out: int32 ``[>= rows, >= k]`` on the scores' device, column stride 1; rows
@@ -283,8 +301,9 @@ def select(
         check: on a GPU, synchronize and raise ``ValueError`` naming the offending row when the
             kernels reported NaN scores or bad lengths (the CPU always checks).
 
-    The call interface (``docs/interface.md``), on the CPU only for now (on CUDA inputs each of
-    these raises ``NotImplementedError`` naming the argument):
+    The call interface (``docs/interface.md``), fused into the selection on CUDA inputs (the
+    arrays are read on the device: no copy, no synchronization, graph-capturable) and on the
+    CPU:
 
     Args:
         values: ``True`` to also return the selected scores, ``[rows, k]`` in the scores'
@@ -308,9 +327,13 @@ def select(
             token-to-slot table; any size). ``page_table`` is int32 / int64 ``[rows, pages]``,
             or ``[1, pages]`` shared by every row. ``-1`` padding stays ``-1``.
 
-    Every transformed index must be a non-negative int32, and windows, decode lengths and
-    lengths must lie in ``[0, width]``: otherwise ``ValueError`` names the row (and nothing is
-    written).
+    The arrays are int32 or int64 on the scores' device (on CUDA, int64 or strided ones are
+    converted to contiguous int32 on the stream). Every transformed index must be a
+    non-negative int32, and windows, decode lengths and lengths must lie in ``[0, width]``: on
+    the CPU ``ValueError`` names the row otherwise (and nothing is written); on CUDA such a row
+    is selected as empty (an index the transform cannot make is written as -1) and the kernels'
+    status bit is raised, which ``check=True`` reports with the row. With ``values`` on CUDA,
+    ``out`` and ``values`` share one row stride (the kernels write both at one pitch).
 
     Returns:
         ``out`` (or ``(out, values)``): a tensor on the scores' device for PyTorch inputs, a
@@ -320,9 +343,10 @@ def select(
     ``torch.cuda.current_stream()``: no host synchronization, no read-back and, once the plan
     for the call's shape class exists, no device allocation besides ``out`` (pass ``out=`` to
     avoid that one) and nothing enqueued but the plan's kernels (one launch, except for the
-    staged family of very wide rows; int64 or strided lengths add one conversion). Such a call
-    can be captured in a CUDA graph and runs under ``torch.compile(fullgraph=True)``
-    (as ``torch.ops.topk.select``). On the CPU it runs the CPU backend.
+    staged family of very wide rows; int64 or strided arrays add one conversion each). Such a
+    call can be captured in a CUDA graph and runs under ``torch.compile(fullgraph=True)`` (as
+    ``torch.ops.topk.select``, or ``torch.ops.topk.select_call`` with interface arguments).
+    On the CPU it runs the CPU backend.
     """
     if options:
         reject_options(options, "topk.select")
@@ -356,20 +380,20 @@ def select(
             values, sorted, deterministic, starts, ends, relative_to_start, seq_lens, next_n,
             offsets, page_table, page_size,
         )
-        if not plain and scores.is_cuda:
-            raise gpu_refusal(_arrays.torch_dtype_name(scores.dtype), opts)
         if not plain and _is_compiling():
-            return _host_tensor_outside_graph(scores, k, lengths, out, opts)
+            return _compiled_call(scores, k, lengths, out, opts, check)
+        if not plain and scores.is_cuda:
+            return _torch_cuda_call(scores, k, lengths, out, opts, check)
         return _host_tensor(scores, k, lengths, out, opts)
     opts = PLAIN if plain else Options(
         values, sorted, deterministic, starts, ends, relative_to_start, seq_lens, next_n,
         offsets, page_table, page_size,
     )
-    if not plain and _on_cuda(scores):
-        raise gpu_refusal("f32", opts)
     stream = _arrays.cupy_stream(scores)
     scores_v = _arrays.view(scores, "scores", stream)
     if scores_v.device == "cuda":
+        if not plain:
+            return _cuda_call.select_call(scores, scores_v, k, lengths, out, opts, check, stream or 0)
         return _dlpack_cuda(scores, scores_v, k, lengths, out, check, stream or 0)
     return host_select(scores, scores_v, k, lengths, out, opts)
 

@@ -1,4 +1,6 @@
-"""The PyTorch custom ops `torch.ops.topk.select` and `torch.ops.topk.select_out`.
+"""The PyTorch custom ops `torch.ops.topk.select`, `torch.ops.topk.select_out` and
+`torch.ops.topk.select_call` (the call interface: values, order, ties, row windows, decode
+rows, index transforms).
 
 Registered with `torch.library.custom_op` and a fake (meta) implementation, so that
 `torch.compile(fullgraph=True)` traces them as single opaque nodes and CUDA graphs (including
@@ -7,13 +9,13 @@ piecewise capture) record the launch the real implementation makes on the curren
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
 from . import _arrays
-from ._call import PLAIN, host_select
-from ._select import _torch_cuda
+from ._call import PLAIN, Options, host_select
+from ._select import _torch_cuda, _torch_cuda_call
 
 _REGISTERED = False
 
@@ -48,3 +50,41 @@ def register() -> None:
     @select_out.register_fake
     def _(scores: torch.Tensor, k: int, lengths: Optional[torch.Tensor], out: torch.Tensor) -> None:
         return None
+
+    @torch.library.custom_op("topk::select_call", mutates_args=())
+    def select_call(
+        scores: torch.Tensor, k: int, lengths: Optional[torch.Tensor], starts: Optional[torch.Tensor],
+        ends: Optional[torch.Tensor], seq_lens: Optional[torch.Tensor], offsets: Optional[torch.Tensor],
+        page_table: Optional[torch.Tensor], values: bool, sorted: bool, deterministic: bool,  # noqa: A002
+        relative_to_start: bool, next_n: int, page_size: int,
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """`topk.select` with the call interface: (indices int32 [rows, k], values [rows, k] in
+        the scores' dtype, or [rows, 0] without values=True)."""
+        opts = _options(starts, ends, seq_lens, offsets, page_table, values, sorted, deterministic,
+                        relative_to_start, next_n, page_size)
+        k = _arrays.check_k(k)
+        if scores.is_cuda:
+            got = _torch_cuda_call(scores, k, lengths, None, opts, False)
+        else:
+            got = host_select(scores, _arrays.view(scores, "scores"), k, lengths, None, opts)
+        if values:
+            return got
+        return got, scores.new_empty((scores.shape[0], 0))
+
+    @select_call.register_fake
+    def _(scores, k, lengths, starts, ends, seq_lens, offsets, page_table, values, sorted,  # noqa: A002
+          deterministic, relative_to_start, next_n, page_size):
+        rows = scores.shape[0]
+        return (scores.new_empty((rows, k), dtype=torch.int32),
+                scores.new_empty((rows, k if values else 0)))
+
+
+def _options(starts, ends, seq_lens, offsets, page_table, values, sorted_, deterministic,
+             relative_to_start, next_n, page_size) -> Options:
+    """The interface arguments of `topk::select_call` as `topk.select` takes them (`next_n`
+    and `page_size` only with the arrays they go with)."""
+    return Options(
+        bool(values), sorted_, deterministic, starts, ends, relative_to_start, seq_lens,
+        next_n if seq_lens is not None else None, offsets, page_table,
+        page_size if page_table is not None else None,
+    )

@@ -5,12 +5,12 @@ what that op writes (where it has an output argument, in place), so swapping one
 one-line change of the import. They work on PyTorch tensors (CUDA or CPU) and on NumPy arrays.
 
 The selection is `topk.select`: exact, ties at rank K broken any way, order inside a row
-unspecified. On host inputs (NumPy arrays, CPU tensors) the row windows, decode rows and index
-transforms are fused into the selection (the CPU backend's call interface, docs/interface.md):
-one call, no temporary. The GPU kernels do not fuse them yet, so on CUDA inputs each entry
-point adds a small step around the selection, named in its docstring: a view with an offset
-for a row window, an elementwise add for index offsets, a gather through a page table. Where
-the engines' semantics and ours differ, the docstring says so.
+unspecified. The row windows, decode rows and index transforms are fused into the selection
+(the call interface, docs/interface.md) on CUDA tensors (the generated kernels read the
+windows, sequence lengths, offsets and page tables on the device: graph-capturable, no host
+synchronization) and on host inputs (the CPU backend) alike: one call, no temporary. What an
+entry point still adds around the selection is named in its docstring. Where the engines'
+semantics and ours differ, the docstring says so.
 
 ==========================================  =================================================
 engine op                                   here
@@ -27,12 +27,12 @@ vLLM ``persistent_topk``                    :func:`persistent_topk`
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any
 
 import numpy as _np
 
 from ._arrays import _torch, is_tensor
-from ._select import _capturing, _on_cuda, select
+from ._select import _on_cuda, select
 
 __all__ = [
     "persistent_topk",
@@ -69,12 +69,6 @@ def _assign(dst: Any, src: Any) -> None:
         dst[...] = src
 
 
-def _as_int32(x: Any) -> Any:
-    if is_tensor(x):
-        return x if x.dtype == _torch.int32 else x.to(_torch.int32)
-    return _np.asarray(x, dtype=_np.int32)
-
-
 def _strided(logits: Any, num_rows: int, stride0: int, stride1: int) -> Any:
     """`logits` as `num_rows` rows at the given element strides (vLLM passes them apart)."""
     num_rows = int(num_rows)
@@ -95,8 +89,7 @@ def _strided(logits: Any, num_rows: int, stride0: int, stride1: int) -> Any:
 
 
 def _on_host(x: Any) -> bool:
-    """Whether `x` is in host memory (a NumPy array, a CPU tensor, a CPU DLPack producer):
-    then the CPU backend fuses windows and transforms into the selection."""
+    """Whether `x` is in host memory (a NumPy array, a CPU tensor, a CPU DLPack producer)."""
     if is_tensor(x):
         return x.device.type == "cpu"
     return isinstance(x, _np.ndarray) or not _on_cuda(x)
@@ -105,15 +98,6 @@ def _on_host(x: Any) -> bool:
 def _host_array(x: Any) -> Any:
     """A host array (tensor or not) as a NumPy view (the CPU backend reads either)."""
     return x.numpy() if is_tensor(x) else _np.asarray(x)
-
-
-def _host_ints(x: Any) -> Optional[List[int]]:
-    """The values of a small int array when reading them is allowed (not while capturing)."""
-    if is_tensor(x):
-        if x.is_cuda and _capturing():
-            return None
-        return [int(v) for v in x.tolist()]
-    return [int(v) for v in _np.asarray(x).tolist()]
 
 
 # ---------------------------------------------------------------------------------- SGLang
@@ -153,12 +137,14 @@ def topk_transform_paged_v2(
     order, then -1). ``raw_indices``, when given, also receives the raw positions. ``out`` is
     written in place and returned.
 
-    Here: the same outputs. On host inputs without ``raw_indices`` the page-table transform
-    is fused into the selection (a used page entry must then be a page number: a negative one
-    raises ``ValueError`` naming the row); otherwise the selection writes raw positions, then
-    one gather through the page table and an elementwise transform produce the slots (SGLang
-    fuses them). ``metadata`` (from ``plan_topk_v2``) is ignored; any K up to 16384 and any
-    row stride >= width work.
+    Here: the same outputs. Without ``raw_indices`` the page-table transform is fused into
+    the selection, on CUDA tensors (one kernel launch) and host inputs alike; a used page
+    entry must be a page number (non-negative): on the CPU a negative one raises
+    ``ValueError`` naming the row, on CUDA that slot is written as -1 and the kernels' status
+    bit is raised (``topk.select(..., check=True)`` reports it). With ``raw_indices`` the
+    selection writes raw positions and one gather through the page table and an elementwise
+    step produce the slots. ``metadata`` (from ``plan_topk_v2``) is ignored; any K up to
+    16384 and any row stride >= width work.
     """
     page_size = int(page_size)
     if page_size < 1 or page_size & (page_size - 1):
@@ -169,7 +155,7 @@ def topk_transform_paged_v2(
             raise ValueError("raw_indices requires a page table (as in SGLang)")
         select(scores, k, seq_lens, out=out)
         return out
-    if raw_indices is None and _on_host(scores):
+    if raw_indices is None:
         select(scores, k, seq_lens, out=out, page_table=page_tables, page_size=page_size)
         return out
     raw = select(scores, k, seq_lens, out=raw_indices)
@@ -187,18 +173,14 @@ def top_k_ragged_transform(input: Any, offsets: Any, lengths: Any, k: int) -> An
     FlashInfer: ``out[i, j] = topk_index[i, j] + offsets[i]``, -1 beyond the row's length; a
     row of ``L <= k`` gives ``offsets[i] + 0..L-1``; float32, float16 or bfloat16 input.
 
-    Here: the same output. On host inputs the offsets are fused into the selection, and
-    float16 and bfloat16 scores work (an offset that takes an index out of the non-negative
-    int32 range raises ``ValueError`` naming the row). On CUDA inputs, float32 scores (convert
-    half-precision ones with ``.float()``) and one elementwise step after the selection
-    (FlashInfer fuses it).
+    Here: the same output, the offsets fused into the selection (one kernel launch on CUDA
+    tensors). An offset that takes an index out of the non-negative int32 range raises
+    ``ValueError`` naming the row on host inputs; on CUDA such an index is written as -1 and
+    the kernels' status bit is raised (``check=True`` reports it). Host inputs take float16
+    and bfloat16 scores; CUDA inputs the dtypes the kernels generate (others raise
+    ``NotImplementedError`` saying so: convert them with ``.float()``).
     """
-    if _on_host(input):
-        return select(input, k, lengths, offsets=offsets if is_tensor(offsets) else _np.asarray(offsets))
-    raw = select(input, k, lengths)
-    if is_tensor(raw):
-        return _where_valid(raw, raw + offsets.to(_torch.int32)[:, None])
-    return _where_valid(raw, raw + _as_int32(offsets)[:, None])
+    return select(input, k, lengths, offsets=offsets if is_tensor(offsets) else _np.asarray(offsets))
 
 
 def top_k_page_table_transform(
@@ -210,33 +192,20 @@ def top_k_page_table_transform(
     FlashInfer: ``out[i, j] = src_page_table[b, topk_index[i, j]]`` with ``b =
     row_to_batch[i]`` (or ``i``), -1 beyond the row's length.
 
-    Here: the same output. On host inputs the lookup is fused into the selection (a page
-    table of page size 1; with ``row_to_batch`` the table's rows are gathered first), float16
-    and bfloat16 scores work, and a used entry must be non-negative (else ``ValueError`` names
-    the row). On CUDA inputs, float32 scores and one gather after the selection (FlashInfer
-    fuses it).
+    Here: the same output, the lookup fused into the selection (a page table of page size 1;
+    one kernel launch on CUDA tensors). With ``row_to_batch`` the table's rows are gathered
+    first (one gather: the interface maps score rows to table rows one to one). A used entry
+    must be non-negative: on host inputs a negative one raises ``ValueError`` naming the row,
+    on CUDA that slot is written as -1 and the status bit raised (``check=True`` reports it).
+    Host inputs take float16 and bfloat16 scores; CUDA inputs the dtypes the kernels generate.
     """
     table = src_page_table
     if row_to_batch is not None:
         table = table[row_to_batch.long()] if is_tensor(table) else table[_np.asarray(row_to_batch)]
-    if _on_host(input):
-        return select(input, k, lengths, page_table=table, page_size=1)
-    raw = select(input, k, lengths)
-    return _where_valid(raw, _row_gather(table, raw))
+    return select(input, k, lengths, page_table=table, page_size=1)
 
 
 # ------------------------------------------------------------------------------------ vLLM
-def _runs(starts: List[int]) -> List[Tuple[int, int, int]]:
-    """Consecutive rows sharing a start: (first row, end row, start)."""
-    runs: List[Tuple[int, int, int]] = []
-    for i, s in enumerate(starts):
-        if runs and runs[-1][2] == s and runs[-1][1] == i:
-            runs[-1] = (runs[-1][0], i + 1, s)
-        else:
-            runs.append((i, i + 1, s))
-    return runs
-
-
 def top_k_per_row_prefill(
     logits: Any,
     row_starts: Any,
@@ -255,13 +224,11 @@ def top_k_per_row_prefill(
     ``indices[i, :k]``; a window of ``L <= k`` scores gives ``0..L-1``, then -1.
 
     Here: the same output (an end beyond the width is read as the width, one before its
-    start as an empty window; a start outside ``[0, width]`` raises ``ValueError``). On host
-    inputs the windows are fused into one selection. The GPU kernels take no row windows yet,
-    so on CUDA inputs the starts are read on the host (one synchronization) and consecutive
-    rows sharing a start (the tokens of one request) run as one call on a view of the logits
-    shifted by that start: no copy. Inside a CUDA graph capture the starts cannot be read; the
-    windows are then copied into a temporary ``[rows, width]`` buffer with one gather.
-    ``stride1 != 1`` costs a copy.
+    start as an empty window), the windows fused into one selection. On host inputs a start
+    outside ``[0, width]`` raises ``ValueError``; on CUDA tensors the windows are read on the
+    device (no synchronization, graph-capturable) after one elementwise clamp of the ends, and
+    such a row is selected as empty with the kernels' status bit raised. ``stride1 != 1``
+    costs a copy.
     """
     rows = _strided(logits, num_rows, int(stride0), int(stride1))
     num_rows = int(num_rows)
@@ -277,23 +244,9 @@ def top_k_per_row_prefill(
         e = _np.clip(_host_array(row_ends[:num_rows]).astype(_np.int64), s, width)
         select(rows, k, starts=s, ends=e, out=out)
         return
-    starts = _host_ints(row_starts[:num_rows])
-    ends = row_ends[:num_rows]
-    if starts is None:  # capturing: one gather of every window into a temporary
-        s = row_starts[:num_rows].long()
-        cols = s[:, None] + _torch.arange(width, device=rows.device)[None, :]
-        windows = _torch.gather(rows, 1, cols.clamp(max=width - 1))
-        lengths = (ends.long() - s).clamp(0, width).to(_torch.int32)
-        select(windows, k, lengths, out=out)
-        return
-    for first, end, start in _runs(starts):
-        if not 0 <= start <= width:
-            raise ValueError(f"row_starts[{first}] = {start} is outside [0, {width}]")
-        part = ends[first:end]
-        lengths = (part.long() - start).clamp(0, width - start) if is_tensor(part) else _np.clip(
-            _np.asarray(part, dtype=_np.int64) - start, 0, width - start
-        )
-        select(rows[first:end, start:], k, _as_int32(lengths), out=out[first:end])
+    starts = row_starts[:num_rows]
+    ends = _torch.maximum(row_ends[:num_rows].clamp(max=width), starts)
+    select(rows, k, starts=starts, ends=ends, out=out)
 
 
 def top_k_per_row_decode(
@@ -314,15 +267,16 @@ def top_k_per_row_decode(
     ``i % next_n``-th of ``next_n`` speculative tokens); indices from 0, -1 padded.
 
     Here: the same output. With ``next_n == 1`` the lengths are ``seq_lens`` as given; with
-    more, host inputs select the decode rows in one fused call, and CUDA inputs compute the
-    lengths by a few elementwise steps first. Graph-capturable.
+    more, the decode rows are selected in one fused call (the kernels derive each row's length
+    from ``seq_lens`` and ``next_n`` on the device); a row count that is not a multiple of
+    ``next_n`` computes the lengths by a few elementwise steps first. Graph-capturable.
     """
     rows = _strided(logits, num_rows, int(stride0), int(stride1))
     num_rows = int(num_rows)
     next_n = int(next_n)
     if next_n < 1:
         raise ValueError(f"next_n must be at least 1, got {next_n}")
-    if next_n > 1 and num_rows % next_n == 0 and _on_host(rows):
+    if next_n > 1 and num_rows % next_n == 0:
         groups = num_rows // next_n
         select(rows, k, seq_lens=seq_lens[:groups], next_n=next_n, out=indices[:num_rows])
         return
