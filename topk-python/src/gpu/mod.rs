@@ -9,242 +9,25 @@
 //! of it switches the thread to relaxed stream-capture mode, so a first call inside
 //! `torch.cuda.graph` plans instead of failing; the launch itself allocates nothing.
 
+mod buffers;
+mod context;
+mod plans;
+
 use crate::errors::to_py;
-use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyValueError};
+use buffers::{GrowingArray, Workspaces};
+pub use context::keeping_context;
+use context::{BoundContext, RelaxedCapture};
+pub use plans::unsupported_message;
+use plans::{bucket, plan_for, PlanKey};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::PyResult;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
-use topk_dsl::{Digits, Dtype, Io, Rows, Spec};
-use topk_runtime::cuda::cudarc::driver::{result as cu, sys, CudaSlice, CudaStream, DevicePtr};
+use std::sync::{Mutex, MutexGuard};
+use topk_dsl::{Dtype, Io, Rows};
+use topk_runtime::cuda::cudarc::driver::result as cu;
 use topk_runtime::cuda::launch::status;
-use topk_runtime::cuda::{CallBuffers, CallShape, Gpu, Plan, PlanRequest, RawBuffers, Workspace};
-use topk_runtime::{Error, Result};
-
-/// Relaxed stream-capture mode on this thread while it lives: planning and allocating are then
-/// allowed while another stream of the process captures a graph.
-struct RelaxedCapture {
-    previous: sys::CUstreamCaptureMode,
-}
-
-impl RelaxedCapture {
-    fn new() -> RelaxedCapture {
-        let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
-        // SAFETY: only called once a device is usable (libcuda loaded); `mode` is valid.
-        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) };
-        RelaxedCapture { previous: mode }
-    }
-}
-
-impl Drop for RelaxedCapture {
-    fn drop(&mut self) {
-        // SAFETY: restores the mode this thread had.
-        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut self.previous) };
-    }
-}
-
-/// The device's context made current on this thread for a launch, and the thread's previous
-/// context restored afterwards (PyTorch reads its current device from it).
-struct BoundContext {
-    previous: Option<sys::CUcontext>,
-}
-
-impl BoundContext {
-    fn bind(gpu: &Gpu) -> Result<BoundContext> {
-        let ours = gpu.ctx().cu_ctx();
-        let current =
-            cu::ctx::get_current().map_err(|e| Error::Cuda(format!("cuCtxGetCurrent: {e}")))?;
-        if current == Some(ours) {
-            return Ok(BoundContext { previous: None });
-        }
-        // SAFETY: `ours` is the device's primary context, retained by `gpu`.
-        unsafe { cu::ctx::set_current(ours) }
-            .map_err(|e| Error::Cuda(format!("cuCtxSetCurrent: {e}")))?;
-        Ok(BoundContext {
-            previous: Some(current.unwrap_or(std::ptr::null_mut())),
-        })
-    }
-}
-
-impl Drop for BoundContext {
-    fn drop(&mut self) {
-        if let Some(previous) = self.previous {
-            // SAFETY: `previous` was current on this thread a moment ago (or null: none).
-            let _ = unsafe { cu::ctx::set_current(previous) };
-        }
-    }
-}
-
-/// Runs `f` and then makes the thread's current context the one it had before (opening a
-/// device, planning and allocating bind the device's context; PyTorch reads its current device
-/// from the thread's context). Fails, saying why, when no GPU is usable.
-pub fn keeping_context<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    if !Gpu::available() {
-        // Opening yields the reason (no driver, no device, no NVRTC, ...).
-        return match Gpu::open(0) {
-            Err(e) => Err(to_py(e)),
-            Ok(_) => Err(PyRuntimeError::new_err("no usable CUDA device")),
-        };
-    }
-    let saved = cu::ctx::get_current().ok().flatten();
-    let result = f();
-    let now = cu::ctx::get_current().ok().flatten();
-    if now != saved {
-        // SAFETY: `saved` was current on this thread before `f` (or null: none was).
-        let _ = unsafe { cu::ctx::set_current(saved.unwrap_or(std::ptr::null_mut())) };
-    }
-    result
-}
-
-/// A device array of int32 that only grows; buffers it outgrew stay allocated.
-#[derive(Default)]
-struct GrowingArray {
-    live: Option<(CudaSlice<i32>, u64)>,
-    retired: Vec<CudaSlice<i32>>,
-}
-
-impl GrowingArray {
-    /// A device pointer to at least `need` values `fill(i)`.
-    fn at_least(&mut self, gpu: &Gpu, need: usize, fill: impl Fn(usize) -> i32) -> Result<u64> {
-        if let Some((slice, ptr)) = &self.live {
-            if slice.len() >= need {
-                return Ok(*ptr);
-            }
-        }
-        let cap = need.max(1024).next_power_of_two();
-        let values: Vec<i32> = (0..cap).map(fill).collect();
-        let _relaxed = RelaxedCapture::new();
-        let stream = gpu.stream();
-        let slice = stream
-            .clone_htod(&values)
-            .map_err(|e| Error::Cuda(format!("allocating {} bytes: {e}", cap * 4)))?;
-        stream
-            .synchronize()
-            .map_err(|e| Error::Cuda(format!("synchronizing the upload: {e}")))?;
-        let ptr = slice.device_ptr(stream).0;
-        if let Some((old, _)) = self.live.replace((slice, ptr)) {
-            self.retired.push(old);
-        }
-        Ok(ptr)
-    }
-}
-
-/// A plan's workspaces, one per stream it has run on, with the stream wrapped for launches.
-#[derive(Default)]
-pub struct Workspaces {
-    by_stream: Vec<(u64, Arc<CudaStream>, Workspace)>,
-}
-
-impl Workspaces {
-    fn for_stream(
-        &mut self,
-        gpu: &Gpu,
-        plan: &Plan,
-        stream: u64,
-    ) -> Result<(&Arc<CudaStream>, &mut Workspace)> {
-        let at = match self.by_stream.iter().position(|(s, _, _)| *s == stream) {
-            Some(at) => at,
-            None => {
-                let _relaxed = RelaxedCapture::new();
-                let workspace = Workspace::new(plan, gpu.stream())?;
-                gpu.stream()
-                    .synchronize()
-                    .map_err(|e| Error::Cuda(format!("synchronizing the workspace: {e}")))?;
-                // SAFETY: `stream` is a live stream of this device's primary context (the
-                // caller's current stream); it is only used while the caller's call runs.
-                let wrapped = unsafe { gpu.ctx().wrap_borrowed_stream(stream as sys::CUstream) };
-                self.by_stream.push((stream, wrapped, workspace));
-                self.by_stream.len() - 1
-            }
-        };
-        let (_, wrapped, workspace) = &mut self.by_stream[at];
-        Ok((wrapped, workspace))
-    }
-
-    /// Status bits of every workspace (each read on its stream, which synchronizes it), then
-    /// cleared.
-    fn take_status(&mut self, gpu: &Gpu) -> Result<u32> {
-        let _bound = BoundContext::bind(gpu)?;
-        let mut bits = 0;
-        for (_, stream, workspace) in &mut self.by_stream {
-            bits |= workspace.status(stream)?;
-            workspace.clear_status(stream)?;
-        }
-        Ok(bits)
-    }
-}
-
-/// The capacity bucket of an eager call: rows and width rounded up to powers of two, so a
-/// handful of plans serve calls of every size.
-fn bucket(rows: u32, width: u32) -> (u32, u32) {
-    let max_width = topk_runtime::cuda::plan::MAX_WIDTH;
-    (
-        rows.max(1).next_power_of_two(),
-        width
-            .max(1)
-            .checked_next_power_of_two()
-            .unwrap_or(max_width)
-            .min(max_width),
-    )
-}
-
-/// What an eager plan is cached under: K, the capacity bucket, the score dtype and the
-/// interface.
-type PlanKey = (u32, u32, u32, Dtype, Io);
-
-/// The spec of a plan for a call interface beyond the plain float32 operator: the default
-/// map's choice for the shape on this device (the autotune store's records are for the plain
-/// operator) with the score dtype and the interface. `NotImplementedError` with the sentence
-/// of `Spec::gpu_unsupported` for what the kernels do not generate yet.
-pub fn interface_spec(
-    gpu: &Gpu,
-    k: u32,
-    m_cap: u32,
-    width: u32,
-    dtype: Dtype,
-    io: Io,
-) -> PyResult<Spec> {
-    let mut spec = topk_runtime::policy::default_spec(&gpu.facts(), k, m_cap, width);
-    if dtype != Dtype::F32 {
-        spec.digits = Digits::default_for(dtype, spec.coarse_bits);
-    }
-    spec.dtype = dtype;
-    spec.io = io;
-    refuse_unsupported(&spec)?;
-    spec.validate().map_err(|e| to_py(e.into()))?;
-    Ok(spec)
-}
-
-/// What of `spec` the GPU kernels do not generate yet, as the Python package says it: the
-/// sentence of `Spec::gpu_unsupported` (the single source of that list) and the Python way
-/// to the CPU backend.
-pub fn unsupported_message(spec: &Spec) -> Option<String> {
-    spec.gpu_unsupported().map(|why| {
-        format!(
-            "on CUDA inputs: {why}; from Python, pass CPU tensors or NumPy arrays (the CPU \
-             backend implements the whole call interface)"
-        )
-    })
-}
-
-/// `NotImplementedError` saying what of `spec` the GPU kernels do not generate yet, if any.
-pub fn refuse_unsupported(spec: &Spec) -> PyResult<()> {
-    match unsupported_message(spec) {
-        Some(why) => Err(PyNotImplementedError::new_err(why)),
-        None => Ok(()),
-    }
-}
-
-/// A plan for `k` over `m_cap` rows of `width` with `dtype` scores and interface `io`: the
-/// planner's own choice (autotune store or default map) for the plain float32 operator.
-fn plan_for(gpu: &Gpu, k: u32, m_cap: u32, width: u32, dtype: Dtype, io: Io) -> PyResult<Plan> {
-    let _relaxed = RelaxedCapture::new();
-    let request = PlanRequest::new(k, m_cap, width);
-    if dtype == Dtype::F32 && io.is_default() {
-        return Plan::new(gpu, request).map_err(to_py);
-    }
-    let spec = interface_spec(gpu, k, m_cap, width, dtype, io)?;
-    Plan::new(gpu, request.with_spec(spec)).map_err(to_py)
-}
+use topk_runtime::cuda::{CallBuffers, CallShape, Gpu, Plan, RawBuffers};
+use topk_runtime::Result;
 
 /// One device: its handle, the eager plans and the shared device arrays.
 struct Device {

@@ -1,0 +1,176 @@
+//! The call arguments as the Python layer passes them (tuples of plain integers and flags),
+//! parsed into the runtime's types with a Python exception that says what is wrong.
+
+use crate::cpu;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use topk_dsl::{Dtype, Io, Order, Rows, Ties, Transform};
+use topk_runtime::cuda::{CallBuffers, DeviceRows, DeviceTransform};
+
+pub(crate) fn to_u32(what: &str, v: u64) -> PyResult<u32> {
+    u32::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} {v} does not fit 32 bits")))
+}
+
+/// The form of a call's interface from Python: `(values, sorted, deterministic, rows,
+/// transform)`, `rows` one of `lengths`, `window`, `window_absolute`, `decode` and `transform`
+/// one of `none`, `offset`, `paged` (`docs/interface.md`).
+pub(crate) type IoArg = (bool, bool, bool, String, String);
+
+/// Device pointers and scalars of a call's interface: `(values, starts, ends, seq_lens,
+/// next_n, offsets, page_table, page_columns, page_pitch, page_size)`; 0 where unused.
+pub(crate) type BuffersArg = (u64, u64, u64, u64, u64, u64, u64, u64, u64, u64);
+
+pub(crate) fn parse_dtype(dtype: &str) -> PyResult<Dtype> {
+    dtype
+        .parse()
+        .map_err(|_| PyValueError::new_err(format!("unknown score dtype `{dtype}`")))
+}
+
+pub(crate) fn parse_io((values, sorted, deterministic, rows, transform): IoArg) -> PyResult<Io> {
+    let rows = match rows.as_str() {
+        "lengths" => Rows::Lengths,
+        "window" => Rows::Window { relative: true },
+        "window_absolute" => Rows::Window { relative: false },
+        "decode" => Rows::Decode,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown row source `{other}`: lengths, window, window_absolute or decode"
+            )))
+        }
+    };
+    let transform = match transform.as_str() {
+        "none" => Transform::None,
+        "offset" => Transform::Offset,
+        "paged" => Transform::Paged,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown index transform `{other}`: none, offset or paged"
+            )))
+        }
+    };
+    Ok(Io {
+        values,
+        order: if sorted { Order::Sorted } else { Order::Any },
+        ties: if deterministic {
+            Ties::Lowest
+        } else {
+            Ties::Any
+        },
+        rows,
+        transform,
+    })
+}
+
+/// The device buffers of an interface `io`, each one it names present (a pointer of 0 is a
+/// missing argument).
+pub(crate) fn device_buffers(io: &Io, b: BuffersArg) -> PyResult<CallBuffers> {
+    let (values, starts, ends, seq_lens, next_n, offsets, table, columns, table_pitch, page_size) =
+        b;
+    let need = |ptr: u64, name: &str| {
+        if ptr == 0 {
+            Err(PyValueError::new_err(format!(
+                "this call's interface needs `{name}`: pass it as a device tensor"
+            )))
+        } else {
+            Ok(ptr)
+        }
+    };
+    let rows = match io.rows {
+        Rows::Lengths => DeviceRows::Lengths,
+        Rows::Window { .. } => DeviceRows::Window {
+            starts: need(starts, "starts")?,
+            ends: need(ends, "ends")?,
+        },
+        Rows::Decode => DeviceRows::Decode {
+            seq_lens: need(seq_lens, "seq_lens")?,
+            next_n: to_u32("next_n", next_n)?,
+        },
+    };
+    let transform = match io.transform {
+        Transform::None => DeviceTransform::None,
+        Transform::Offset => DeviceTransform::Offset {
+            offsets: need(offsets, "offsets")?,
+        },
+        Transform::Paged => DeviceTransform::Paged {
+            table: need(table, "page_table")?,
+            columns: to_u32("page-table columns", columns)?,
+            pitch: table_pitch,
+            page_size: to_u32("page_size", page_size)?,
+        },
+    };
+    let values = if io.values {
+        need(values, "values")?
+    } else {
+        0
+    };
+    Ok(CallBuffers {
+        rows,
+        transform,
+        values,
+    })
+}
+
+/// A 1-D int32/int64 host array from Python: `(ptr, bits, len, stride)`, stride in elements.
+pub(crate) type IntsArg = (u64, u32, usize, isize);
+/// A 2-D int32/int64 host array: `(ptr, bits, rows, columns, row_stride, col_stride)`.
+pub(crate) type TableArg = (u64, u32, usize, usize, isize, isize);
+
+pub(crate) fn host_ints(name: &str, a: IntsArg) -> PyResult<cpu::HostInts> {
+    let (ptr, bits, len, stride) = a;
+    if bits != 32 && bits != 64 {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be int32 or int64, got {bits}-bit integers"
+        )));
+    }
+    if ptr == 0 && len > 0 {
+        return Err(PyValueError::new_err(format!("{name} has no data pointer")));
+    }
+    Ok(cpu::HostInts {
+        ptr,
+        bits,
+        len,
+        stride,
+    })
+}
+
+pub(crate) fn host_table(t: TableArg) -> PyResult<cpu::HostTable> {
+    let (ptr, bits, rows, columns, row_stride, col_stride) = t;
+    let check = host_ints("page_table", (ptr, bits, rows * columns, col_stride))?;
+    Ok(cpu::HostTable {
+        ptr: check.ptr,
+        bits,
+        rows,
+        columns,
+        row_stride,
+        col_stride,
+    })
+}
+
+/// The row source of a CPU call from the arrays given (at most one kind).
+pub(crate) fn host_rows(
+    lengths: Option<IntsArg>,
+    starts: Option<IntsArg>,
+    ends: Option<IntsArg>,
+    relative: bool,
+    seq_lens: Option<IntsArg>,
+    next_n: u32,
+) -> PyResult<cpu::HostRows> {
+    Ok(match (lengths, starts, ends, seq_lens) {
+        (None, None, None, None) => cpu::HostRows::Full,
+        (Some(l), None, None, None) => cpu::HostRows::Lengths(host_ints("lengths", l)?),
+        (None, Some(s), Some(e), None) => cpu::HostRows::Window {
+            starts: host_ints("starts", s)?,
+            ends: host_ints("ends", e)?,
+            relative,
+        },
+        (None, None, None, Some(s)) => cpu::HostRows::Decode {
+            seq_lens: host_ints("seq_lens", s)?,
+            next_n,
+        },
+        _ => {
+            return Err(PyValueError::new_err(
+                "give one row source: lengths, or starts and ends, or seq_lens",
+            ))
+        }
+    })
+}
