@@ -77,18 +77,7 @@ pub fn select_sharded_with(
     // 2. Certify: the global counts, then the same route on every rank.
     let certificates = certify_every_rank(&shards, &proposals)?;
     let counts = sum(certificates.iter().map(|c| count_buffer(c)).collect())?;
-    let routes: Vec<Vec<Route>> = proposals
-        .iter()
-        .zip(&counts)
-        .map(|(proposals, counts)| {
-            (0..scores.rows)
-                .map(|row| {
-                    let len = scores.lengths[row] as usize;
-                    route_of(k, len, proposals[row].as_ref(), &counts[row * 2..][..2])
-                })
-                .collect()
-        })
-        .collect();
+    let routes = routes_of_ranks(k, scores.lengths, &proposals, &counts);
     let frontiers: Vec<Vec<Vec<Candidate>>> = shards
         .par_iter()
         .zip(certificates)
@@ -99,41 +88,10 @@ pub fn select_sharded_with(
         .collect();
 
     // 3. Refine: one all-reduced histogram per digit fixes the K-th key T and its ties.
-    let mut searches: Vec<Vec<Option<RadixSearch>>> = routes
-        .iter()
-        .map(|routes| {
-            let start = |&route| (route != Route::Short).then(|| RadixSearch::start(k));
-            routes.iter().map(start).collect()
-        })
-        .collect();
-    for &digit in &params.digits {
-        let hists = sum(frontiers
-            .par_iter()
-            .zip(&searches)
-            .map(|(frontiers, searches)| digit_histograms_of_frontier(digit, frontiers, searches))
-            .collect())?;
-        for (rank, (searches, hist)) in searches.iter_mut().zip(&hists).enumerate() {
-            advance_searches(digit, searches, hist)
-                .map_err(|what| disagreement(format!("rank {rank}, {what}")))?;
-        }
-    }
+    let searches = refine_on_every_rank(collective, &params, &routes, &frontiers)?;
 
     // 4. Emit: every rank learns every rank's counts around T and writes its own slots.
-    let own_counts: Vec<Vec<u32>> = frontiers
-        .par_iter()
-        .zip(&searches)
-        .map(|(frontiers, searches)| counts_around_boundary(frontiers, searches))
-        .collect();
-    let gathered = all_gather(collective, &own_counts)?;
-    let outputs = shards
-        .par_iter()
-        .zip(frontiers.par_iter().zip(&searches))
-        .zip(&gathered)
-        .map(|((shard, (frontiers, searches)), gathered)| {
-            own_output_slots(k, shard, frontiers, searches, gathered)
-                .map_err(|what| disagreement(format!("rank {}, {what}", shard.rank)))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let outputs = own_slots_of_every_rank(collective, k, &shards, &frontiers, &searches)?;
 
     // 5. Assemble: the disjoint slots summed give every rank the full output.
     let outputs = sum(outputs)?;
@@ -149,6 +107,89 @@ pub fn select_sharded_with(
         scores.lengths,
         per_row_routes,
     ))
+}
+
+/// Phase 2's routes, the same on every rank: each row's route from its proposal and the
+/// all-reduced counts.
+fn routes_of_ranks(
+    k: usize,
+    lengths: &[i32],
+    proposals: &[Vec<Option<Proposal>>],
+    counts: &[Vec<u32>],
+) -> Vec<Vec<Route>> {
+    proposals
+        .iter()
+        .zip(counts)
+        .map(|(proposals, counts)| {
+            (0..lengths.len())
+                .map(|row| {
+                    let len = lengths[row] as usize;
+                    route_of(k, len, proposals[row].as_ref(), &counts[row * 2..][..2])
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Phase 3: one all-reduced histogram per digit fixes each row's K-th key and its ties; the
+/// ranks' searches must agree.
+fn refine_on_every_rank(
+    collective: &dyn Collective,
+    params: &Params,
+    routes: &[Vec<Route>],
+    frontiers: &[Vec<Vec<Candidate>>],
+) -> Result<Vec<Vec<Option<RadixSearch>>>> {
+    let k = params.k;
+    let mut searches: Vec<Vec<Option<RadixSearch>>> = routes
+        .iter()
+        .map(|routes| {
+            let start = |&route| (route != Route::Short).then(|| RadixSearch::start(k));
+            routes.iter().map(start).collect()
+        })
+        .collect();
+    for &digit in &params.digits {
+        let hists = all_reduce(
+            collective,
+            frontiers
+                .par_iter()
+                .zip(&searches)
+                .map(|(frontiers, searches)| {
+                    digit_histograms_of_frontier(digit, frontiers, searches)
+                })
+                .collect(),
+        )?;
+        for (rank, (searches, hist)) in searches.iter_mut().zip(&hists).enumerate() {
+            advance_searches(digit, searches, hist)
+                .map_err(|what| disagreement(format!("rank {rank}, {what}")))?;
+        }
+    }
+    Ok(searches)
+}
+
+/// Phase 4: every rank learns every rank's counts around the K-th key and fills its own
+/// output slots (the others zero).
+fn own_slots_of_every_rank(
+    collective: &dyn Collective,
+    k: usize,
+    shards: &[Shard],
+    frontiers: &[Vec<Vec<Candidate>>],
+    searches: &[Vec<Option<RadixSearch>>],
+) -> Result<Vec<Vec<u32>>> {
+    let own_counts: Vec<Vec<u32>> = frontiers
+        .par_iter()
+        .zip(searches)
+        .map(|(frontiers, searches)| counts_around_boundary(frontiers, searches))
+        .collect();
+    let gathered = all_gather(collective, &own_counts)?;
+    shards
+        .par_iter()
+        .zip(frontiers.par_iter().zip(searches))
+        .zip(&gathered)
+        .map(|((shard, (frontiers, searches)), gathered)| {
+            own_output_slots(k, shard, frontiers, searches, gathered)
+                .map_err(|what| disagreement(format!("rank {}, {what}", shard.rank)))
+        })
+        .collect()
 }
 
 /// Phase 2 on every rank; a NaN on any rank fails the call at the first NaN in row-major
