@@ -1,4 +1,4 @@
-//! The call-interface example of README.md ("Rust API"), as a test that it compiles and says
+//! The call-interface example of docs/rust-api.md, as a test that it compiles and says
 //! what the README says.
 
 use topk::dsl::{Io, Order, Rows, Ties};

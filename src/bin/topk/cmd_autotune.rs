@@ -20,7 +20,8 @@ Examples:
 /// Time every candidate spec for each shape on the GPU and record the timings
 ///
 /// For each (rows, width) a terminal causal window of generated scores is made on the device;
-/// each candidate (persistent sampled and exact policies, row-local kernels where rows fit) is
+/// each candidate (persistent sampled and exact policies; cluster kernels from 256K and the stage
+/// chain from 1M for few long rows; row-local kernels where rows fit; `topk_runtime::autotune::candidates`) is
 /// planned, timed as CUDA-graph replays and verified exact. Every timing is stored, keyed by
 /// device, compute capability, driver, shape bucket (K; rows and width rounded up to powers of
 /// two) and a checksum of the candidate set. The planner then uses the fastest exact candidate

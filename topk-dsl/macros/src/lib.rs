@@ -46,7 +46,8 @@ use proc_macro::TokenStream;
 ///
 /// `map = cluster` means `cluster(8)`. `stride`, `rho`, `rescue` or `exact_below` without
 /// `propose` mean `propose = sampled`; with `propose = exact` they are an error. `rowlocal_*`
-/// and `cluster` need `propose = exact, threads = 1024`; `kvsplit` needs a sampled proposal.
+/// needs `propose = exact, threads = 1024`; `cluster` takes either proposal on `threads = 512`
+/// or `1024`; `kvsplit` needs a sampled proposal.
 ///
 /// A key or value that breaks a rule of `Spec::validate` is a compile error on that
 /// `key = value` pair; for a rule over two keys, on the one written later.
