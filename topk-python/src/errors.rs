@@ -13,9 +13,13 @@ pub fn to_py(e: Error) -> PyErr {
         | Error::Length { .. }
         | Error::K { .. }
         | Error::Spec(_) => PyValueError::new_err(e.to_string()),
-        Error::Codegen(_) | Error::Cuda(_) | Error::Compile { .. } | Error::Cache(_) => {
-            PyRuntimeError::new_err(e.to_string())
-        }
+        Error::Codegen(_)
+        | Error::Cuda(_)
+        | Error::Driver { .. }
+        | Error::Nvrtc { .. }
+        | Error::Compile { .. }
+        | Error::Cache(_)
+        | Error::CacheIo { .. } => PyRuntimeError::new_err(e.to_string()),
     }
 }
 

@@ -626,3 +626,25 @@ fn opening_a_device_fails_cleanly_when_none_is_usable() {
     let err = Gpu::open(1 << 20).unwrap_err();
     assert!(matches!(err, Error::Cuda(_)), "{err}");
 }
+
+#[test]
+fn a_cache_directory_that_cannot_be_made_is_an_io_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file where the cache directory should be: creating the directory fails.
+    let blocker = dir.path().join("not-a-directory");
+    fs::write(&blocker, b"file").unwrap();
+    let disk = DiskCache::new(settings_in(&blocker.join("topk")));
+    let err = disk.write(&request(SOURCE).key(), b"cubin").unwrap_err();
+    match &err {
+        Error::CacheIo { during, path, .. } => {
+            assert_eq!(*during, "create the directory");
+            assert!(path.starts_with(&blocker), "{}", path.display());
+        }
+        other => panic!("expected Error::CacheIo, got {other:?}"),
+    }
+    let source = std::error::Error::source(&err).expect("the io error is the source");
+    assert!(source.downcast_ref::<std::io::Error>().is_some());
+    let text = err.to_string();
+    assert!(text.contains("TOPK_CACHE_DIR"), "{text}");
+    assert!(text.contains(&blocker.display().to_string()), "{text}");
+}

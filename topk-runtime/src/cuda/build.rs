@@ -182,7 +182,7 @@ fn load_kernel(gpu: &Gpu, spec: &Spec, request: &PlanRequest) -> Result<Built> {
     let ctas_per_sm = loaded
         .func
         .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
-        .map_err(|e| Error::Cuda(format!("occupancy of `{}`: {e}", kernel.entry)))?
+        .map_err(Error::driver(&format!("occupancy of `{}`", kernel.entry)))?
         .max(1) as u32;
     Ok(Built {
         kernel,

@@ -219,19 +219,17 @@ impl Gpu {
         self.inner
             .ctx
             .bind_to_thread()
-            .map_err(|e| Error::Cuda(format!("binding the context: {e}")))?;
+            .map_err(Error::driver("binding the context"))?;
         loaded
             .func
             .set_attribute(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
                 1,
             )
-            .map_err(|e| {
-                Error::Cuda(format!(
-                    "allowing clusters of more than 8 CTAs (this device or driver may not support \
-                     them; use map=cluster(8)): {e}"
-                ))
-            })
+            .map_err(Error::driver(
+                "allowing clusters of more than 8 CTAs (this device or driver may not support \
+                 them; use map=cluster(8))",
+            ))
     }
 
     /// How many clusters of `ctas` CTAs of `loaded` (compiled with that cluster size) are
@@ -476,5 +474,5 @@ fn check_entry_name(entry: &str) -> Result<()> {
 
 /// A driver failure with what we were doing.
 fn driver_error(what: &str, e: DriverError) -> Error {
-    Error::Cuda(format!("{what} failed: {e}"))
+    Error::driver(what)(e)
 }

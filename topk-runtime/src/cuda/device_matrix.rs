@@ -8,8 +8,8 @@ use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
-fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
-    move |e| Error::Cuda(format!("{what}: {e}"))
+fn cuda(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + use<> {
+    Error::driver(what)
 }
 
 /// A float32 score matrix resident on the device, with its valid lengths and live row count

@@ -275,7 +275,10 @@ impl Program {
     fn create(source: &CString, name: &CString) -> Result<Program> {
         result::create_program(source, Some(name))
             .map(Program)
-            .map_err(|e| Error::Cuda(format!("nvrtcCreateProgram failed: {e}")))
+            .map_err(|source| Error::Nvrtc {
+                during: "nvrtcCreateProgram",
+                source,
+            })
     }
 
     /// Wraps [nvrtcCompileProgram](https://docs.nvidia.com/cuda/nvrtc/index.html#group__compilation_1g1f3136029db1413e362154b567297e8b).
@@ -288,8 +291,10 @@ impl Program {
     /// The compiler log as text (trailing NUL removed).
     fn log(&self) -> Result<String> {
         // SAFETY: `self.0` is a live program (see `compile`).
-        let raw = unsafe { result::get_program_log(self.0) }
-            .map_err(|e| Error::Cuda(format!("nvrtcGetProgramLog failed: {e}")))?;
+        let raw = unsafe { result::get_program_log(self.0) }.map_err(|source| Error::Nvrtc {
+            during: "nvrtcGetProgramLog",
+            source,
+        })?;
         Ok(text_until_nul(&raw).trim_end().to_string())
     }
 
@@ -300,7 +305,10 @@ impl Program {
         // SAFETY: `self.0` is a live, compiled program; `size` is valid for a write.
         unsafe { sys::nvrtcGetCUBINSize(self.0, &mut size) }
             .result()
-            .map_err(|e| Error::Cuda(format!("nvrtcGetCUBINSize failed: {e}")))?;
+            .map_err(|source| Error::Nvrtc {
+                during: "nvrtcGetCUBINSize",
+                source,
+            })?;
         if size == 0 {
             return Err(Error::Cuda(
                 "NVRTC produced no CUBIN: the target must be a real architecture (sm_XY), \
@@ -312,7 +320,10 @@ impl Program {
         // SAFETY: `cubin` has exactly the `size` bytes NVRTC reported and will write.
         unsafe { sys::nvrtcGetCUBIN(self.0, cubin.as_mut_ptr().cast::<c_char>()) }
             .result()
-            .map_err(|e| Error::Cuda(format!("nvrtcGetCUBIN failed: {e}")))?;
+            .map_err(|source| Error::Nvrtc {
+                during: "nvrtcGetCUBIN",
+                source,
+            })?;
         Ok(cubin)
     }
 

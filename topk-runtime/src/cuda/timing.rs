@@ -42,8 +42,8 @@ impl Default for TimingProtocol {
     }
 }
 
-fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
-    move |e| Error::Cuda(format!("{what}: {e}"))
+fn cuda(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + use<> {
+    Error::driver(what)
 }
 
 /// Captures `call` (which must only enqueue work on `stream`) into a graph and times replays.

@@ -47,8 +47,8 @@ impl Trial {
     }
 }
 
-fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
-    move |e| Error::Cuda(format!("{what}: {e}"))
+fn cuda(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + use<> {
+    Error::driver(what)
 }
 
 /// Times `plan` on `matrix` (planned for its rows, width and pitch): one plain call whose

@@ -96,20 +96,21 @@ impl DiskCache {
             Error::Cache("no cache directory: set TOPK_CACHE_DIR or HOME".to_string())
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        let cache_err = |what: &str, e: std::io::Error| {
-            Error::Cache(format!(
-                "could not {what} in {}: {e}; make it writable or point TOPK_CACHE_DIR elsewhere",
-                dir.display()
-            ))
-        };
-        fs::create_dir_all(dir).map_err(|e| cache_err("create the directory", e))?;
+        let cache_err =
+            |during: &'static str, path: &Path, source: std::io::Error| Error::CacheIo {
+                during,
+                path: path.to_path_buf(),
+                fix: "make the directory writable or point TOPK_CACHE_DIR elsewhere",
+                source,
+            };
+        fs::create_dir_all(dir).map_err(|e| cache_err("create the directory", dir, e))?;
         let temp = dir.join(temp_name(key));
         let written = fs::File::create(&temp)
             .and_then(|mut file| file.write_all(&encode_entry(key, cubin)))
             .and_then(|()| fs::rename(&temp, &path));
         if let Err(e) = written {
             let _ = fs::remove_file(&temp);
-            return Err(cache_err("write an entry", e));
+            return Err(cache_err("write the entry", &path, e));
         }
         Ok(path)
     }
@@ -221,18 +222,19 @@ fn dump(
         &key.hex()[..16]
     );
     let write = |ext: &str, bytes: &[u8]| {
-        fs::write(dir.join(format!("{stem}.{ext}")), bytes).map_err(|e| {
-            Error::Cache(format!(
-                "could not write the kernel dump to {}: {e}; fix or unset TOPK_DUMP_DIR",
-                dir.display()
-            ))
+        let path = dir.join(format!("{stem}.{ext}"));
+        fs::write(&path, bytes).map_err(|source| Error::CacheIo {
+            during: "write the kernel dump",
+            path,
+            fix: "fix or unset TOPK_DUMP_DIR",
+            source,
         })
     };
-    fs::create_dir_all(dir).map_err(|e| {
-        Error::Cache(format!(
-            "could not create TOPK_DUMP_DIR {}: {e}; fix or unset it",
-            dir.display()
-        ))
+    fs::create_dir_all(dir).map_err(|source| Error::CacheIo {
+        during: "create TOPK_DUMP_DIR",
+        path: dir.to_path_buf(),
+        fix: "fix or unset it",
+        source,
     })?;
     write("cu", request.source.as_bytes())?;
     write("options", request.options.join("\n").as_bytes())?;

@@ -52,14 +52,14 @@ impl Collective for SimulatedCollective {
             let (src, _s) = src.device_ptr(&stream);
             // SAFETY: both views hold n words of this stream's context.
             unsafe { SumArgs { dst, src, n }.launch(&stream, &self.sum, cfg) }
-                .map_err(|e| Error::Cuda(format!("simulated all-reduce: {e}")))?;
+                .map_err(Error::driver("simulated all-reduce"))?;
         }
         let sum = first.words.slice(range.clone());
         for other in rest.iter_mut() {
             let mut dst = other.words.slice_mut(range.clone());
             stream
                 .memcpy_dtod(&sum, &mut dst)
-                .map_err(|e| Error::Cuda(format!("simulated all-reduce copy: {e}")))?;
+                .map_err(Error::driver("simulated all-reduce copy"))?;
         }
         Ok(())
     }

@@ -16,7 +16,7 @@ impl ShardedGraph {
     pub fn replay(&self) -> Result<()> {
         for (_, g) in &self.graphs {
             g.launch()
-                .map_err(|e| Error::Cuda(format!("replaying a sharded graph: {e}")))?;
+                .map_err(Error::driver("replaying a sharded graph"))?;
         }
         Ok(())
     }
@@ -25,7 +25,7 @@ impl ShardedGraph {
     pub fn synchronize(&self) -> Result<()> {
         for (s, _) in &self.graphs {
             s.synchronize()
-                .map_err(|e| Error::Cuda(format!("waiting for a rank: {e}")))?;
+                .map_err(Error::driver("waiting for a rank"))?;
         }
         Ok(())
     }
@@ -53,7 +53,7 @@ impl ShardedSelector {
                 for started in &streams[..i] {
                     let _ = started.end_capture(sys::CUgraphInstantiate_flags(0));
                 }
-                return Err(Error::Cuda(format!("beginning graph capture: {e}")));
+                return Err(Error::driver("beginning graph capture")(e));
             }
         }
         // SAFETY: forwarded to the caller.
@@ -64,7 +64,7 @@ impl ShardedSelector {
             match s.end_capture(sys::CUgraphInstantiate_flags(0)) {
                 Ok(Some(g)) => graphs.push((s, g)),
                 Ok(None) => ended = Err(Error::Cuda("graph capture recorded nothing".into())),
-                Err(e) => ended = Err(Error::Cuda(format!("ending graph capture: {e}"))),
+                Err(e) => ended = Err(Error::driver("ending graph capture")(e)),
             }
         }
         launched?;

@@ -215,12 +215,10 @@ impl StageLaunch<'_> {
             },
         };
         // SAFETY: the caller vouches for the pointers.
-        unsafe { args.launch(stream, self.func, cfg) }.map_err(|e| {
-            Error::Cuda(format!(
-                "launching stage {stage} on rank {}: {e}",
-                place.rank
-            ))
-        })
+        unsafe { args.launch(stream, self.func, cfg) }.map_err(Error::driver(&format!(
+            "launching stage {stage} on rank {}",
+            place.rank
+        )))
     }
 }
 
