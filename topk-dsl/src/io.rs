@@ -136,10 +136,7 @@ impl Spec {
     /// runs instead; `None` when every part is generated. Code generation refuses such a spec
     /// (so nothing on the GPU is silently wrong) and the CLI's `--backend auto` takes the CPU.
     pub fn gpu_unsupported(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if self.dtype != Dtype::F32 {
-            parts.push(format!("`dtype={}`", self.dtype));
-        }
+        let mut parts: Vec<String> = Vec::new();
         if parts.is_empty() {
             return None;
         }
