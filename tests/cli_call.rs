@@ -384,28 +384,6 @@ fn interface_flags_are_refused_where_they_cannot_run() {
         run(&args).assert_bad_input(needles);
         assert_eq!(files_in(d), before, "{extra:?} left a file behind");
     };
-    // A 16-bit call on cuda (its own folder, so the other refusals' folder keeps its files).
-    let dir16 = tempfile::tempdir().unwrap();
-    let halves: Vec<f16> = scores().iter().map(|&x| f16::from_f32(x)).collect();
-    let sc16 = write(dir16.path(), "h.npy", &[4, 12], &halves);
-    let out16 = dir16.path().join("out.npy");
-    let mut args = vec![
-        "select",
-        "--scores",
-        s(&sc16),
-        "--k",
-        "3",
-        "--out",
-        s(&out16),
-    ];
-    args.extend(["--sorted", "--backend", "cuda"]);
-    run(&args).assert_bad_input(&[
-        "--backend cuda: `dtype=f16` is implemented on the CPU backend only so far",
-    ]);
-    assert!(
-        !out16.exists(),
-        "a 16-bit call on cuda left its output behind"
-    );
     refuse(
         &["--spec", "ties=lowest"],
         &["--spec names `ties`", "--deterministic"],

@@ -37,7 +37,7 @@ __device__ __forceinline__ int block_sum(int v, int* red) {
   return total;
 }
 
-extern "C" __global__ void topk_verify(const score_t* __restrict__ scores, long long pitch,
+extern "C" __global__ void topk_verify(const float* __restrict__ scores, long long pitch,
                                        const int* __restrict__ lengths, int rows, int width,
                                        const int* __restrict__ out, long long out_pitch, int k,
                                        int k_pow2, int* __restrict__ flags) {
