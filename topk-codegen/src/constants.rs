@@ -250,9 +250,11 @@ fn score_type(dtype: Dtype) -> String {
         Dtype::F16 => ("unsigned short", 16, false),
         Dtype::Bf16 => ("unsigned short", 16, true),
     };
+    // SCORE_BF16 is a macro: a namespace-scope `constexpr bool` of its own changed the f32
+    // kernels' CUBIN (scripts/cubin-hashes.sh), a `#define` leaves it as it was.
     format!(
         "typedef {ty} score_t;  // a score as stored ({dtype})\n#define SCORE_BITS {bits}\n\
-         constexpr bool SCORE_BF16 = {bf16};  // 16-bit scores are bfloat16 (else FP16)\n\n"
+         #define SCORE_BF16 {bf16}  // 16-bit scores are bfloat16 (else FP16)\n\n"
     )
 }
 

@@ -69,12 +69,16 @@ __device__ __forceinline__ score_t to_score(float x) {
 // The 16-byte vector of the row stream: four FP32 scores, or eight 16-bit scores as four words.
 #if SCORE_BITS == 16
 typedef uint4 row_vec;
-constexpr int VEC_SHIFT = 3;
+#define VEC_SHIFT 3
+#define ROW_VEC_ZERO make_uint4(0u, 0u, 0u, 0u)
 #else
 typedef float4 row_vec;
-constexpr int VEC_SHIFT = 2;
+#define VEC_SHIFT 2
+#define ROW_VEC_ZERO make_float4(0.0f, 0.0f, 0.0f, 0.0f)
 #endif
-constexpr int VEC = 1 << VEC_SHIFT;  // scores per vector
+// Scores per vector. Macros, as SCORE_BF16: namespace-scope constexpr variables of their own
+// changed the f32 kernels' CUBIN (scripts/cubin-hashes.sh).
+#define VEC (1 << VEC_SHIFT)
 
 __device__ __forceinline__ uint4 load_cg4(const uint4* p) {
   uint4 v;
@@ -114,17 +118,23 @@ __device__ __forceinline__ void each_score(const uint4& v, int i, F& f) {
 }
 
 // quad(q, i) for each four scores q of vector v (i: the position of q.x) not all below `gate`
-// (stream_row's GATE).
-template <class Q>
-__device__ __forceinline__ void gated_quads(const float4& v, int i, float gate, Q& quad) {
-  if (!(v.x < gate && v.y < gate && v.z < gate && v.w < gate)) quad(v, i);
-}
+// (stream_row's GATE): GATE_VEC. A macro for FP32 vectors: the same test as an inline function
+// compiled the gated passes of the FP32 kernels differently (scripts/cubin-hashes.sh).
+#define GATED_QUAD(v, i, gate, quad) \
+  if (!((v).x < (gate) && (v).y < (gate) && (v).z < (gate) && (v).w < (gate))) quad((v), (i))
 
 template <class Q>
 __device__ __forceinline__ void gated_quads(const uint4& v, int i, float gate, Q& quad) {
-  gated_quads(widen4(v.x, v.y), i, gate, quad);
-  gated_quads(widen4(v.z, v.w), i + 4, gate, quad);
+  const float4 lo = widen4(v.x, v.y), hi = widen4(v.z, v.w);
+  GATED_QUAD(lo, i, gate, quad);
+  GATED_QUAD(hi, i + 4, gate, quad);
 }
+
+#if SCORE_BITS == 16
+#define GATE_VEC(v, i, gate, quad) gated_quads(v, i, gate, quad)
+#else
+#define GATE_VEC(v, i, gate, quad) GATED_QUAD(v, i, gate, quad)
+#endif
 
 // Sends the lines of the batch `ahead` batches past the warp's current one (the batch of this
 // thread's index j) to L2 ahead of their loads: one address every 128 bytes of the warp's runs
@@ -168,7 +178,7 @@ template <bool EVICT_FIRST = false, bool GATE = false, class F, class Q = NoQuad
 __device__ __forceinline__ void stream_row(const score_t* __restrict__ row, int L, F&& f,
                                            float gate = 0.0f, Q&& quad = Q()) {
   const int tid = threadIdx.x;
-  int head = (int)(((16u - ((u32)(u64)row & 15u)) & 15u) / sizeof(score_t));
+  int head = (int)(((16u - ((u32)(u64)row & 15u)) & 15u) >> (4 - VEC_SHIFT));  // bytes -> scores
   if (head > L) head = L;
   if (tid < head) f(load_cg(row + tid), tid);
   const row_vec* body = reinterpret_cast<const row_vec*>(row + head);
@@ -185,9 +195,12 @@ __device__ __forceinline__ void stream_row(const score_t* __restrict__ row, int 
     if constexpr (PREFETCH_AHEAD > 0) prefetch_batch(body, j, PREFETCH_AHEAD, nvec);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
+      if (GATE) {
+        GATE_VEC(v[u], head + VEC * (j + u * THREADS), gate, quad);
+        continue;
+      }
       const int i = head + VEC * (j + u * THREADS);
-      if (GATE) gated_quads(v[u], i, gate, quad);
-      else each_score(v[u], i, f);
+      each_score(v[u], i, f);
     }
   }
   if constexpr (GATE) {
@@ -195,15 +208,20 @@ __device__ __forceinline__ void stream_row(const score_t* __restrict__ row, int 
       row_vec v[UNROLL];
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u)
-        v[u] = j + u * THREADS < nvec ? load_row4<EVICT_FIRST>(body + j + u * THREADS) : row_vec{};
+        v[u] = j + u * THREADS < nvec ? load_row4<EVICT_FIRST>(body + j + u * THREADS)
+                                      : ROW_VEC_ZERO;
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         if (j + u * THREADS >= nvec) break;
-        gated_quads(v[u], head + VEC * (j + u * THREADS), gate, quad);
+        GATE_VEC(v[u], head + VEC * (j + u * THREADS), gate, quad);
       }
     }
   } else {
-    for (; j < nvec; j += THREADS) each_score(load_row4<EVICT_FIRST>(body + j), head + VEC * j, f);
+    for (; j < nvec; j += THREADS) {
+      const row_vec v = load_row4<EVICT_FIRST>(body + j);
+      const int i = head + VEC * j;
+      each_score(v, i, f);
+    }
   }
   const int done = head + VEC * nvec;
   if (done + tid < L) f(load_cg(row + done + tid), done + tid);
