@@ -204,11 +204,8 @@ fn f16_and_bf16_files_select_in_their_dtype_and_verify() {
     ] {
         let r = select(scores, extra);
         r.assert_success();
-        assert!(
-            r.stderr.contains(&format!("`dtype={dtype}`")),
-            "{}",
-            r.stderr
-        );
+        // 16-bit scores are generated for the GPU: no dtype sends them to the CPU.
+        assert!(!r.stderr.contains("CPU backend only"), "{}", r.stderr);
         assert!(
             r.stdout.contains(&format!("({dtype}) on cpu")),
             "{}",
