@@ -4,7 +4,8 @@
 # page-table transforms, values, sorted output, lowest ties), then racecheck and synccheck on the
 # persistent, cluster and row-local kernels with the same parts. The workload is the GPU test
 # `sanitizer_workload` (topk-runtime/tests/gpu_call.rs): short rows, every output checked
-# against the CPU backend. Run on the GPU machine from the repository root with .gpu/ built by
+# against the CPU backend; memcheck also runs `sanitizer_workload_sixteen_bit`
+# (topk-runtime/tests/gpu_half.rs), the same with f16 and bf16 scores on every family. Run on the GPU machine from the repository root with .gpu/ built by
 # scripts/gpu-bundle.sh:
 #
 #   bash bench/sanitize.sh            # all three tools
@@ -25,29 +26,36 @@ if [[ -z "$sanitizer" ]]; then
   echo "compute-sanitizer not found: install the CUDA toolkit or set CUDA_HOME" >&2
   exit 2
 fi
-if [[ ! -x .gpu/gpu_call ]]; then
-  echo ".gpu/gpu_call not found: run scripts/gpu-bundle.sh on the build machine first" >&2
-  exit 2
-fi
+for binary in gpu_call gpu_half; do
+  if [[ ! -x .gpu/$binary ]]; then
+    echo ".gpu/$binary not found: run scripts/gpu-bundle.sh on the build machine first" >&2
+    exit 2
+  fi
+done
 
 failed=()
-# run TOOL MAPS [quick]: the workload on the families MAPS names under one tool (quick: two
-# interfaces that use every part between them, one row family).
+# run TOOL MAPS [quick] [BINARY TEST]: the workload on the families MAPS names under one tool
+# (quick: two interfaces that use every part between them, one row family); by default
+# gpu_call's sanitizer_workload.
 run() {
-  local tool=$1 maps=$2 quick=${3:-} start=$SECONDS
+  local tool=$1 maps=$2 quick=${3:-} binary=${4:-gpu_call} test=${5:-sanitizer_workload}
+  local start=$SECONDS
   if env ${quick:+TOPK_SANITIZE_QUICK=1} TOPK_SANITIZE_MAPS="$maps" \
     "$sanitizer" --tool "$tool" --error-exitcode 1 \
-    .gpu/gpu_call --ignored --exact sanitizer_workload --test-threads=1; then
-    echo "ok     $tool on $maps ($((SECONDS - start)) s)"
+    ".gpu/$binary" --ignored --exact "$test" --test-threads=1; then
+    echo "ok     $tool on $maps, $test ($((SECONDS - start)) s)"
   else
-    echo "FAILED $tool on $maps ($((SECONDS - start)) s)"
-    failed+=("$tool:$maps")
+    echo "FAILED $tool on $maps, $test ($((SECONDS - start)) s)"
+    failed+=("$tool:$maps:$test")
   fi
 }
 
 for tool in ${TOOLS:-memcheck racecheck synccheck}; do
   case $tool in
-    memcheck) run memcheck persistent,rowlocal,kvsplit,cluster,staged ;;
+    memcheck)
+      run memcheck persistent,rowlocal,kvsplit,cluster,staged
+      run memcheck persistent,rowlocal,kvsplit,cluster,staged "" gpu_half sanitizer_workload_sixteen_bit
+      ;;
     racecheck | synccheck) run "$tool" persistent,cluster,rowlocal quick ;;
     *) echo "unknown tool $tool (memcheck, racecheck, synccheck)" >&2; exit 2 ;;
   esac

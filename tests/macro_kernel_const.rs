@@ -121,7 +121,7 @@ fn each_key_sets_its_field() {
 }
 
 #[test]
-fn interface_keys_set_the_interface_and_a_cpu_only_spec_has_no_source() {
+fn interface_keys_set_the_interface_and_a_sixteen_bit_spec_has_its_source() {
     assert_eq!(
         SERVING.spec,
         Spec {
@@ -140,13 +140,13 @@ fn interface_keys_set_the_interface_and_a_cpu_only_spec_has_no_source() {
     assert!(SERVING
         .text
         .ends_with(",values=true,order=sorted,ties=lowest,rows=window(relative),transform=paged"));
-    assert!(!SERVING.has_source());
-    assert!(SERVING.entry.is_empty());
-    let refusal = topk::codegen::generate(&SERVING.spec).unwrap_err();
-    assert!(
-        refusal.to_string().contains("CPU backend only"),
-        "{refusal}"
+    // bfloat16 scores generate like float32 ones: the const carries the kernel.
+    assert!(SERVING.has_source());
+    assert_eq!(
+        SERVING.entry,
+        topk::codegen::generate(&SERVING.spec).unwrap().entry
     );
+    assert!(SERVING.source.contains("#define SCORE_BF16 true "));
     assert_eq!(SERVING_F32.spec.io, SERVING.spec.io);
     assert!(SERVING_F32.has_source());
     assert_eq!(

@@ -244,7 +244,7 @@ fn bench_refuses_a_spec_the_kernels_do_not_generate_on_the_gpu() {
         "--spec",
         "dtype=bf16",
     ])
-    .assert_bad_input(&["--backend cuda: `dtype=bf16` is implemented on the CPU backend only"]);
+    .assert_bad_input(&["--backend cuda: the GPU bench times float32 matrices, not `dtype=bf16`"]);
 }
 
 #[test]

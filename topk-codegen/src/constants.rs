@@ -1,7 +1,7 @@
 //! The `constexpr` block that specializes the shared CUDA body to one Spec.
 use crate::family::{samples, Family, Layout, REGISTER_ITEMS, SCRATCH_AND_COUNTERS, SEGMENT_CAP};
 use std::fmt::Write;
-use topk_dsl::{Io, Order, Rows, Spec, Ties, Transform};
+use topk_dsl::{Dtype, Io, Order, Rows, Spec, Ties, Transform};
 
 /// float4 loads in flight per thread in the complete-row pass.
 const UNROLL: u32 = 6;
@@ -13,11 +13,13 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
     let stride = spec.stride().filter(|_| sampled).unwrap_or(1);
     let q = spec.sample_rank().filter(|_| sampled).unwrap_or(1);
     let q1 = spec.rescue_rank().filter(|_| sampled);
-    let shifts = spec.digit_shifts();
-    let widths = spec.digits.as_slice();
+    let shifts = spec.kernel_digit_shifts();
+    let kernel_digits = spec.kernel_digits();
+    let widths = kernel_digits.as_slice();
     let mut s = String::from(
-        "typedef unsigned int u32;\ntypedef unsigned long long u64;\n#define FULL_MASK 0xffffffffu\n\n",
+        "typedef unsigned int u32;\ntypedef unsigned long long u64;\n#define FULL_MASK 0xffffffffu\n",
     );
+    s.push_str(&score_type(spec.dtype));
     let mut c = |name: &str, ty: &str, value: String, why: &str| {
         writeln!(s, "constexpr {ty} {name} = {value};  // {why}").unwrap();
     };
@@ -87,7 +89,7 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         "NUM_DIGITS",
         "int",
         widths.len().to_string(),
-        "FP32 refinement digits",
+        "refinement digits of the FP32 key",
     );
     c(
         "SAMPLED",
@@ -236,6 +238,24 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
     )
     .unwrap();
     s
+}
+
+/// The scores' element type in memory (`score_t`) and its width as a `#define` (the row stream
+/// and the value stores choose their code by it). Every pass past the loads works on the exact
+/// FP32 value of a score, so a 16-bit score needs no other code of its own.
+fn score_type(dtype: Dtype) -> String {
+    let (ty, bits, bf16) = match dtype {
+        Dtype::F32 => ("float", 32, false),
+        // FP16 and bfloat16 scores are loaded as their bits and widened (memory.cu).
+        Dtype::F16 => ("unsigned short", 16, false),
+        Dtype::Bf16 => ("unsigned short", 16, true),
+    };
+    // SCORE_BF16 is a macro: a namespace-scope `constexpr bool` of its own changed the f32
+    // kernels' CUBIN (scripts/cubin-hashes.sh), a `#define` leaves it as it was.
+    format!(
+        "typedef {ty} score_t;  // a score as stored ({dtype})\n#define SCORE_BITS {bits}\n\
+         #define SCORE_BF16 {bf16}  // 16-bit scores are bfloat16 (else FP16)\n\n"
+    )
 }
 
 /// The call interface's constants (`docs/interface.md`), for a spec beyond the plain operator

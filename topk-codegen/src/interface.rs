@@ -87,8 +87,10 @@ pub enum HostArg {
 /// The C type of an entry parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CType {
-    ConstF32Ptr,
-    F32Ptr,
+    /// Scores in the spec's dtype (`score_t`).
+    ConstScorePtr,
+    /// Values written in the spec's dtype (`score_t`).
+    ScorePtr,
     ConstI32Ptr,
     I32Ptr,
     U32Ptr,
@@ -101,8 +103,8 @@ impl CType {
     /// The declaration's type as the generated source spells it.
     pub const fn c(self) -> &'static str {
         match self {
-            CType::ConstF32Ptr => "const float* __restrict__",
-            CType::F32Ptr => "float* __restrict__",
+            CType::ConstScorePtr => "const score_t* __restrict__",
+            CType::ScorePtr => "score_t* __restrict__",
             CType::ConstI32Ptr => "const int* __restrict__",
             CType::I32Ptr => "int* __restrict__",
             CType::U32Ptr => "u32* __restrict__",
@@ -195,7 +197,11 @@ pub const PAGED: &[Param] = &[
     param("page_size", Int, "positions per page, >= 1"),
 ];
 /// `values=true`: the selected scores, at the index output's pitch.
-pub const VALUES: &[Param] = &[param("values", F32Ptr, "M_cap x out_pitch selected scores")];
+pub const VALUES: &[Param] = &[param(
+    "values",
+    ScorePtr,
+    "M_cap x out_pitch selected scores",
+)];
 
 /// The parameters of a row source, in place of the plain operator's `lengths`.
 pub fn rows_params(rows: Rows) -> &'static [Param] {
@@ -219,7 +225,7 @@ pub fn transform_params(transform: Transform) -> &'static [Param] {
 pub const SELECTOR: Entry = Entry {
     define: "ENTRY",
     head: &[
-        param("scores", ConstF32Ptr, "M_cap x pitch scores"),
+        param("scores", ConstScorePtr, "M_cap x pitch scores"),
         param("pitch", LongLong, "row pitch of the scores, elements"),
     ],
     call: true,
@@ -252,7 +258,7 @@ pub const STAGE: Entry = Entry {
         ),
         param(
             "scores",
-            ConstF32Ptr,
+            ConstScorePtr,
             "M_cap x pitch scores of this rank's positions",
         ),
         param("pitch", LongLong, "row pitch of the scores, elements"),

@@ -305,3 +305,31 @@ fn the_call_interface_has_a_reviewed_outline() {
     let staged = topk_dsl::Spec::parse("map=staged,rows=decode,transform=offset").unwrap();
     insta::assert_snapshot!("staged-call", composition(&staged).unwrap().outline());
 }
+
+/// 16-bit scores change only the prelude's score type (`score_t`, `SCORE_BITS`, `SCORE_BF16`),
+/// the kernel's FP32 digits and the parameter types: the fragments are the FP32 spec's.
+#[test]
+fn sixteen_bit_scores_have_a_reviewed_outline() {
+    for (name, text) in [
+        ("persistent-f16", "dtype=f16"),
+        (
+            "persistent-bf16-call",
+            "dtype=bf16,rows=window(relative),transform=paged,values=true,order=sorted,ties=lowest",
+        ),
+        (
+            "staged-f16-call",
+            "dtype=f16,map=staged,rows=decode,transform=offset,values=true",
+        ),
+    ] {
+        let spec = topk_dsl::Spec::parse(text).unwrap();
+        let outline = composition(&spec).unwrap().outline();
+        let f32_spec = topk_dsl::Spec {
+            dtype: topk_dsl::Dtype::F32,
+            digits: topk_dsl::Spec::default().digits,
+            ..spec
+        };
+        let fragments = |s: &topk_dsl::Spec| composition(s).unwrap().fragments;
+        assert_eq!(fragments(&spec), fragments(&f32_spec), "{spec}");
+        insta::assert_snapshot!(name, outline);
+    }
+}

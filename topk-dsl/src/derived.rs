@@ -1,6 +1,6 @@
 //! Quantities derived from a Spec that the CPU backend and the generated kernels must agree on.
 
-use crate::{Proposal, Spec};
+use crate::{Digits, Dtype, Proposal, Spec};
 
 impl Proposal {
     /// This proposal with rows shorter than `len` scores sent to the exact coarse boundary (a
@@ -128,9 +128,32 @@ impl Spec {
         1u32 << self.digits.as_slice().iter().copied().max().unwrap_or(0)
     }
 
-    /// Bins of the one shared histogram the kernels reuse for the coarse key and every digit.
+    /// The refinement digits of the GPU kernels: the spec's own for FP32. The kernels widen a
+    /// 16-bit score exactly to FP32 and order it by its FP32 key, so for FP16 and bfloat16
+    /// they refine that key with the FP32 default digits; the order, the ties and hence the
+    /// selection are those of the 16-bit key's ([`Spec::digits`] on the CPU backend).
+    pub fn kernel_digits(&self) -> Digits {
+        match self.dtype {
+            Dtype::F32 => self.digits,
+            Dtype::F16 | Dtype::Bf16 => Digits::default_for(Dtype::F32, self.coarse_bits),
+        }
+    }
+
+    /// Right shift of each of [`Spec::kernel_digits`] inside the 32-bit key.
+    pub fn kernel_digit_shifts(&self) -> Vec<u32> {
+        Spec {
+            dtype: Dtype::F32,
+            digits: self.kernel_digits(),
+            ..*self
+        }
+        .digit_shifts()
+    }
+
+    /// Bins of the one shared histogram the kernels reuse for the coarse key and every digit
+    /// ([`Spec::kernel_digits`]).
     pub fn hist_bins(&self) -> u32 {
-        self.coarse_bins().max(self.digit_bins())
+        let widest = self.kernel_digits().as_slice().iter().copied().max();
+        self.coarse_bins().max(1 << widest.unwrap_or(0))
     }
 }
 

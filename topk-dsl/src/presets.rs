@@ -154,30 +154,67 @@ pub fn preset(name: &str) -> Option<Spec> {
 /// order and lowest-index ties) on every family: what the code-generation checks compile and
 /// hash (`topk-runtime`'s NVRTC and CUBIN-hash tests).
 pub fn call_interface_samples() -> Vec<Spec> {
-    const FAMILIES: [&str; 8] = [
-        "map=persistent",
-        "map=persistent,propose=exact",
-        "map=rowlocal(register),propose=exact,threads=1024",
-        "map=rowlocal(streaming),propose=exact,threads=1024",
-        "map=kvsplit(4)",
-        "map=cluster(8),propose=exact,threads=1024",
-        "map=cluster(16),propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=1024",
-        "map=staged",
-    ];
-    const INTERFACES: [&str; 3] = [
-        "rows=window(absolute),transform=offset,values=true,order=sorted,ties=lowest",
-        "rows=decode,transform=paged,values=true,ties=lowest",
-        "rows=window(relative),transform=paged,order=sorted",
-    ];
     let mut specs = Vec::new();
-    for family in FAMILIES {
-        for io in INTERFACES {
-            let text = format!("{family},{io}");
-            match Spec::parse(&text) {
-                Ok(spec) => specs.push(spec),
-                Err(e) => unreachable!("{text}: {e}"),
-            }
+    for family in SAMPLE_FAMILIES {
+        for io in SAMPLE_INTERFACES {
+            specs.push(parse_sample(&format!("{family},{io}")));
         }
     }
     specs
 }
+
+/// One spec of every kernel family with 16-bit scores (`dtype=f16` and `dtype=bf16`), plain and
+/// with a call interface (together: values, sorted order, lowest-index ties, windows, decode
+/// rows, both transforms), and the grouped views: what the code-generation checks compile for
+/// the 16-bit row stream.
+pub fn sixteen_bit_samples() -> Vec<Spec> {
+    // Each dtype with the plain operator and one interface; f16 and bf16 differ only in how a
+    // score is widened and narrowed, so the two interfaces are split between them.
+    const DTYPES: [(&str, &str); 2] = [
+        (
+            "f16",
+            ",rows=window(absolute),transform=paged,values=true,order=sorted,ties=lowest",
+        ),
+        ("bf16", ",rows=decode,transform=offset,values=true"),
+    ];
+    let mut specs = Vec::new();
+    for (dtype, io) in DTYPES {
+        for family in SAMPLE_FAMILIES {
+            for io in ["", io] {
+                specs.push(parse_sample(&format!("dtype={dtype},{family}{io}")));
+            }
+        }
+        for run in [2, 4, 8] {
+            specs.push(parse_sample(&format!(
+                "dtype={dtype},map=persistent,view=run({run}),values=true"
+            )));
+        }
+    }
+    specs
+}
+
+fn parse_sample(text: &str) -> Spec {
+    match Spec::parse(text) {
+        Ok(spec) => spec,
+        Err(e) => unreachable!("{text}: {e}"),
+    }
+}
+
+/// A spec of every kernel family, for the samples above.
+const SAMPLE_FAMILIES: [&str; 8] = [
+    "map=persistent",
+    "map=persistent,propose=exact",
+    "map=rowlocal(register),propose=exact,threads=1024",
+    "map=rowlocal(streaming),propose=exact,threads=1024",
+    "map=kvsplit(4)",
+    "map=cluster(8),propose=exact,threads=1024",
+    "map=cluster(16),propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=1024",
+    "map=staged",
+];
+
+/// The call interfaces of [`call_interface_samples`].
+const SAMPLE_INTERFACES: [&str; 3] = [
+    "rows=window(absolute),transform=offset,values=true,order=sorted,ties=lowest",
+    "rows=decode,transform=paged,values=true,ties=lowest",
+    "rows=window(relative),transform=paged,order=sorted",
+];

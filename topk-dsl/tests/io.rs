@@ -160,24 +160,13 @@ fn canonical_bytes_need_lowest_ties_and_sorted_order() {
 }
 
 #[test]
-fn the_gpu_refusal_names_the_dtypes_it_lacks_and_where_to_run() {
+fn the_gpu_generates_every_dtype_and_every_part_of_the_call_interface() {
     assert_eq!(Spec::default().gpu_unsupported(), None);
     for p in PRESETS {
         assert_eq!(p.spec.gpu_unsupported(), None, "{}", p.name);
     }
-    let bf16 = Spec {
-        dtype: Dtype::Bf16,
-        digits: Digits::new2(11, 5),
-        ..Spec::default()
-    };
-    let why = bf16.gpu_unsupported().unwrap();
-    assert!(
-        why.starts_with("`dtype=bf16` is implemented on the CPU backend only so far"),
-        "{why}"
-    );
-    assert!(why.contains("--backend cpu"), "{why}");
-    // Every part of the call interface is generated.
     for io in [
+        Io::DEFAULT,
         Io {
             values: true,
             order: Order::Sorted,
@@ -192,11 +181,41 @@ fn the_gpu_refusal_names_the_dtypes_it_lacks_and_where_to_run() {
         },
     ] {
         assert_eq!(with_io(io).gpu_unsupported(), None, "{io:?}");
-        let f16 = Spec {
-            dtype: Dtype::F16,
-            digits: Digits::new2(11, 5),
-            ..with_io(io)
-        };
-        assert!(f16.gpu_unsupported().unwrap().starts_with("`dtype=f16` is"));
+        for dtype in [Dtype::F16, Dtype::Bf16] {
+            let spec = Spec {
+                dtype,
+                digits: Digits::new2(11, 5),
+                ..with_io(io)
+            };
+            assert_eq!(spec.validate(), Ok(()), "{spec}");
+            assert_eq!(spec.gpu_unsupported(), None, "{spec}");
+        }
+    }
+}
+
+/// The kernels refine a 16-bit score's exact FP32 value by the FP32 key: their digits cover 32
+/// bits whatever the spec's 16-bit digits, and the shared histogram holds their widest digit.
+#[test]
+fn kernel_digits_cover_the_fp32_key() {
+    let f32_spec = Spec::default();
+    assert_eq!(f32_spec.kernel_digits(), f32_spec.digits);
+    assert_eq!(f32_spec.kernel_digit_shifts(), f32_spec.digit_shifts());
+    for dtype in [Dtype::F16, Dtype::Bf16] {
+        for coarse_bits in [8u8, 11, 12] {
+            let spec = Spec {
+                dtype,
+                coarse_bits,
+                digits: Digits::default_for(dtype, coarse_bits),
+                ..Spec::default()
+            };
+            assert_eq!(spec.validate(), Ok(()), "{spec}");
+            let widths = spec.kernel_digits();
+            let sum: u32 = widths.as_slice().iter().map(|&w| u32::from(w)).sum();
+            assert_eq!(sum, 32, "{spec}");
+            assert_eq!(spec.kernel_digit_shifts().last(), Some(&0), "{spec}");
+            let widest = widths.as_slice().iter().copied().max().unwrap();
+            assert!(spec.hist_bins() >= 1 << widest, "{spec}");
+            assert!(spec.hist_bins() >= spec.coarse_bins(), "{spec}");
+        }
     }
 }

@@ -50,7 +50,7 @@ fn dlpack_device_types() -> (i32, i32, i32, i32) {
 }
 
 /// What the GPU kernels do not generate yet of a call with `dtype` scores and interface `io`
-/// (`Spec::gpu_unsupported`, the single source of that list), or `None`.
+/// (`topk_runtime::cuda::gpu_refusal`, the single source of that list), or `None`.
 #[pyfunction]
 fn gpu_unsupported(dtype: &str, io: IoArg) -> PyResult<Option<String>> {
     let spec = topk_dsl::Spec {

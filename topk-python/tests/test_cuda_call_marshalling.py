@@ -64,7 +64,7 @@ def scores(rows=ROWS, width=WIDTH, dtype=torch.float32):
 # ------------------------------------------------------------------------ the single source
 def test_the_gpu_refusals_come_from_the_spec():
     """Every float32 interface is generated on the GPU; 16-bit scores are refused with the
-    sentence of `Spec::gpu_unsupported` until the kernels generate them."""
+    sentence of `topk_runtime::cuda::gpu_refusal` until the runtime takes them."""
     sources = ["lengths", "window", "window_absolute", "decode"]
     transforms = ["none", "offset", "paged"]
     flags = [False, True]

@@ -10,7 +10,7 @@ CPU's. Scores outside every row's window are NaN and every call passes `check=Tr
 planner picks, CUDA graph capture and replay with new windows, tables and row counts,
 `torch.compile(fullgraph=True)`, the status bits with the row named, the compat entry points on
 CUDA against the same entry points on the CPU (and inside a graph capture), and 16-bit scores
-as `Spec::gpu_unsupported` says (refused with its sentence, or compared like float32 once the
+as `topk_runtime::cuda::gpu_refusal` says (refused with its sentence, or compared like float32 once the
 kernels generate them). Run on a GPU host by bench/python_gpu.sh.
 """
 

@@ -17,6 +17,9 @@ pub trait Score: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
     fn to_f32(self) -> f32;
     /// The bit pattern (zero-extended), for bit-exact comparisons of values.
     fn to_bits_u32(self) -> u32;
+    /// The value of a bit pattern ([`Score::to_bits_u32`]'s inverse; the high bits of a 16-bit
+    /// type's pattern are ignored).
+    fn from_bits_u32(bits: u32) -> Self;
     /// `src` as FP32: the slice itself for `f32`, else widened into `buffer`.
     fn as_f32<'a>(src: &'a [Self], buffer: &'a mut Vec<f32>) -> &'a [f32];
 }
@@ -30,6 +33,9 @@ impl Score for f32 {
     }
     fn to_bits_u32(self) -> u32 {
         self.to_bits()
+    }
+    fn from_bits_u32(bits: u32) -> Self {
+        f32::from_bits(bits)
     }
     fn as_f32<'a>(src: &'a [f32], _: &'a mut Vec<f32>) -> &'a [f32] {
         src
@@ -47,6 +53,9 @@ macro_rules! half_score {
             }
             fn to_bits_u32(self) -> u32 {
                 u32::from(self.to_bits())
+            }
+            fn from_bits_u32(bits: u32) -> Self {
+                <$t>::from_bits(bits as u16)
             }
             fn as_f32<'a>(src: &'a [$t], buffer: &'a mut Vec<f32>) -> &'a [f32] {
                 buffer.clear();

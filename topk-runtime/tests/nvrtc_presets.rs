@@ -201,3 +201,21 @@ fn every_family_compiles_the_call_interface_with_nvrtc() {
     }
     jobs.compile_all(&arch);
 }
+
+/// Every kernel family compiles with 16-bit scores (`dtype=f16`, `dtype=bf16`: the row stream's
+/// 16-bit vectors, the values stored in the score dtype), plain and with the call interface, and
+/// the grouped views' 16-bit group loads (`topk_dsl::sixteen_bit_samples`).
+#[test]
+fn every_family_compiles_sixteen_bit_scores_with_nvrtc() {
+    let Some(arch) = sm90a_or_skip("every_family_compiles_sixteen_bit_scores_with_nvrtc") else {
+        return;
+    };
+    let mut jobs = Jobs::default();
+    let samples = topk_dsl::sixteen_bit_samples();
+    for spec in &samples {
+        let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
+    }
+    assert_eq!(samples.len(), 2 * (8 * 2 + 3), "samples compiled");
+    jobs.compile_all(&arch);
+}

@@ -143,11 +143,11 @@ pub fn call_spec(
     Ok(spec)
 }
 
-/// The backend for `spec` under `choice`: a spec the kernels do not generate yet
-/// (`Spec::gpu_unsupported`) takes the CPU under `auto`, with the reason, and is refused under
-/// `cuda`.
+/// The backend for `spec` under `choice`: a spec the GPU path refuses
+/// (`topk_runtime::cuda::gpu_refusal`) takes the CPU under `auto`, with the reason, and is
+/// refused under `cuda`.
 pub fn backend_for(spec: Option<&Spec>, choice: BackendChoice) -> Result<Resolved, CliError> {
-    match (spec.and_then(Spec::gpu_unsupported), choice) {
+    match (spec.and_then(topk::runtime::cuda::gpu_refusal), choice) {
         (Some(why), BackendChoice::Cuda) => Err(CliError::Usage(format!("--backend cuda: {why}"))),
         (Some(why), BackendChoice::Auto) => Ok(Resolved {
             backend: Backend::Cpu,

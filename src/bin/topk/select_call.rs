@@ -1,6 +1,6 @@
 //! `topk select` and `topk verify` through the call interface (any dtype, windows, decode rows,
-//! values, order, ties, transforms): on the CPU backend, which implements all of it, or on the
-//! GPU for the specs the kernels generate (float32 scores); `verify` on the CPU.
+//! values, order, ties, transforms): on the CPU backend or on the GPU, which both implement all
+//! of it; `verify` on the CPU.
 
 use crate::call_inputs::{read_values, score_rows, AnyScores, CallFiles};
 use crate::error::CliError;
@@ -24,9 +24,8 @@ pub struct Selected {
 
 /// Select with `spec` on `backend` and write the indices to `out` and, with `values`, the values
 /// there (`.safetensors` by extension, else `.npy`; bfloat16 `.npy` as uint16 bit patterns).
-/// A file appears only when the selection succeeded, the second only with the first. The GPU
-/// takes float32 scores (the caller checks `Spec::gpu_unsupported`); its time includes the
-/// copies, not the planning.
+/// A file appears only when the selection succeeded, the second only with the first. The GPU's
+/// time includes the copies, not the planning.
 #[allow(clippy::too_many_arguments)]
 pub fn select(
     spec: &Spec,
@@ -39,41 +38,44 @@ pub fn select(
     backend: Backend,
 ) -> Result<Selected, CliError> {
     let shape = (rows, width);
-    match (scores, backend) {
-        (AnyScores::F32(data), Backend::Cuda) => {
+    let gpu = match backend {
+        Backend::Cuda => {
             let gpu = Gpu::open(0).map_err(CliError::Runtime)?;
             let m_cap = u32::try_from(rows.max(1)).unwrap_or(u32::MAX);
             let width_u32 = u32::try_from(width).unwrap_or(u32::MAX);
             let request = PlanRequest::new(spec.k, m_cap, width_u32).with_spec(*spec);
-            let mut selector = CudaSelector::new(&gpu, request).map_err(CliError::Runtime)?;
-            let run = |s: &ScoreRows<f32>, io: &CallIo, o: CallOut<f32>| {
+            Some(CudaSelector::new(&gpu, request).map_err(CliError::Runtime)?)
+        }
+        _ => None,
+    };
+    let (scores_path, call) = (scores_path, (files, out, values));
+    match scores {
+        AnyScores::F32(data) => on(spec, &data, shape, scores_path, call, gpu),
+        AnyScores::F16(data) => on(spec, &data, shape, scores_path, call, gpu),
+        AnyScores::Bf16(data) => on(spec, &data, shape, scores_path, call, gpu),
+    }
+}
+
+/// The selection of scores of any dtype on the GPU selector when given (every dtype's kernels
+/// are generated), else on the CPU backend.
+fn on<T: Score + Element>(
+    spec: &Spec,
+    data: &[T],
+    shape: (usize, usize),
+    scores_path: &Path,
+    (files, out, values): (&CallFiles, &Path, Option<&Path>),
+    gpu: Option<CudaSelector>,
+) -> Result<Selected, CliError> {
+    match gpu {
+        Some(mut selector) => {
+            let run = |s: &ScoreRows<T>, io: &CallIo, o: CallOut<T>| {
                 selector.select_call(s, io, o, false)
             };
-            typed(spec, &data, shape, files, scores_path, out, values, run)
+            typed(spec, data, shape, files, scores_path, out, values, run)
         }
-        (AnyScores::F32(data), _) => typed(
+        None => typed(
             spec,
-            &data,
-            shape,
-            files,
-            scores_path,
-            out,
-            values,
-            on_cpu(spec),
-        ),
-        (AnyScores::F16(data), _) => typed(
-            spec,
-            &data,
-            shape,
-            files,
-            scores_path,
-            out,
-            values,
-            on_cpu(spec),
-        ),
-        (AnyScores::Bf16(data), _) => typed(
-            spec,
-            &data,
+            data,
             shape,
             files,
             scores_path,

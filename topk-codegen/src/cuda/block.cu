@@ -245,8 +245,8 @@ __device__ __forceinline__ void append_one(u32 key, int idx, int* spill, int spi
 // where its values go, its window's scores, the written index's base and transform, and the
 // launch's status word.
 struct RowIo {
-  float* values;      // the row's values output (values=true)
-  const float* row;   // the row's window: position i is row[i]
+  score_t* values;    // the row's values output (values=true), in the spec's dtype
+  const score_t* row; // the row's window: position i is row[i]
   const int* pages;   // the row's page-table entries (transform=paged)
   int base;           // the written index is base + position, then the transform
   int offset;         // transform=offset
@@ -286,7 +286,7 @@ __device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slo
     out_row[slot] = pos;
   } else {
     out_row[slot] = written_index(pos);
-    if constexpr (VALUES) s_row_io.values[slot] = x;
+    if constexpr (VALUES) s_row_io.values[slot] = to_score(x);
   }
 }
 
@@ -298,7 +298,7 @@ __device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot
 // A slot past a short row's scores: -1, with values -inf.
 __device__ __forceinline__ void put_padding(int* __restrict__ out_row, int slot) {
   out_row[slot] = -1;
-  if constexpr (VALUES && !SORTED) s_row_io.values[slot] = __uint_as_float(0xff800000u);
+  if constexpr (VALUES && !SORTED) s_row_io.values[slot] = to_score(__uint_as_float(0xff800000u));
 }
 #else
 // The plain operator writes the position itself.

@@ -53,7 +53,7 @@ __device__ __forceinline__ bool transform_fits(const CallArgs& a, int row, const
 }
 
 // Thread 0 describes row `row` to its writes (s_row_io; a barrier must follow before them).
-__device__ __forceinline__ void describe_row(const CallArgs& a, const float* __restrict__ scores,
+__device__ __forceinline__ void describe_row(const CallArgs& a, const score_t* __restrict__ scores,
                                              long long pitch, int row, long long out_pitch,
                                              const RowSpan& w, u32* __restrict__ status) {
   if (threadIdx.x != 0) return;
@@ -71,7 +71,7 @@ __device__ __forceinline__ void describe_row(const CallArgs& a, const float* __r
 // Every thread of the CTA, at the start of row `row`: its window, checked, and its descriptor
 // for the row's writes, visible when this returns. A row whose indices the transform cannot
 // write is reported (STATUS_BAD_TRANSFORM) and read as empty.
-__device__ RowSpan begin_call_row(const CallArgs& a, const float* __restrict__ scores,
+__device__ RowSpan begin_call_row(const CallArgs& a, const score_t* __restrict__ scores,
                                   long long pitch, int row, int width, long long out_pitch,
                                   u32* __restrict__ status) {
   RowSpan w = call_row_span(a, row, width, status, true);
@@ -140,10 +140,10 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
     if (i < n) {
       const int pos = (int)(u32)pairs[i];
       out_row[i] = written_index(pos);
-      if constexpr (VALUES) s_row_io.values[i] = load_cg(s_row_io.row + pos);
+      if constexpr (VALUES) s_row_io.values[i] = to_score(load_cg(s_row_io.row + pos));
     } else {
       out_row[i] = -1;
-      if constexpr (VALUES) s_row_io.values[i] = __uint_as_float(0xff800000u);
+      if constexpr (VALUES) s_row_io.values[i] = to_score(__uint_as_float(0xff800000u));
     }
   }
   __syncthreads();

@@ -88,7 +88,7 @@ __device__ __forceinline__ void report_nan(bool nan, u32* __restrict__ control) 
 
 // Every CTA sends its segment's scores in [lo, hi) (hi NaN: no upper bound) to rank 0's
 // frontier; returns rank 0's frontier count, the same in every CTA (certificate, eq. 16).
-__device__ int cluster_collect_band(const float* __restrict__ seg, int len, int a, float lo, float hi,
+__device__ int cluster_collect_band(const score_t* __restrict__ seg, int len, int a, float lo, float hi,
                                     const RowCtx& c, u32* __restrict__ control) {
   const u32 count_at = dsmem(s_counter(C_COUNT), 0);
   const u32 keys0 = dsmem(s_keys(0), 0);
@@ -113,7 +113,7 @@ __device__ int cluster_collect_band(const float* __restrict__ seg, int len, int 
 // The sampled routes of one row (select_row's, with the work spread over the cluster). Returns
 // ROUTE_PRIMARY or ROUTE_RESCUE with `lo` set, else ROUTE_RECOVERY or ROUTE_DIRECT_EXACT for the
 // exact path to follow.
-__device__ int cluster_sampled_row(const float* __restrict__ row_ptr, int L, int a, int b, int phase,
+__device__ int cluster_sampled_row(const score_t* __restrict__ row_ptr, int L, int a, int b, int phase,
                                    u32 rank, const RowCtx& c, u32* __restrict__ control, float& lo) {
   if (view_samples(L, phase) < MIN_VIEW) return ROUTE_DIRECT_EXACT;
   clear_hist(COARSE_BINS);
@@ -161,10 +161,10 @@ ENTRY(ENTRY_PARAMS) {
     const RowSpan span =
         begin_call_row(call, scores, pitch, row, width, out_pitch, control + CONTROL_STATUS);
     const int L = span.L;
-    const float* row_ptr = scores + (long long)row * pitch + span.start;
+    const score_t* row_ptr = scores + (long long)row * pitch + span.start;
 #else
     const int L = checked_length(lengths, row, width, control);
-    const float* row_ptr = scores + (long long)row * pitch;
+    const score_t* row_ptr = scores + (long long)row * pitch;
 #endif
     int* out_row = out + (long long)row * out_pitch;
     PROBE_ROW_START();

@@ -23,8 +23,13 @@ __device__ __forceinline__ u32 desc_key16(float x) {
   return (h & 0x8000u) ? h : (0x7fffu - h);
 }
 
-// Coarse bin c(x) (eq. 11).
-__device__ __forceinline__ u32 coarse_bin(float x) { return desc_key16(x) >> COARSE_SHIFT; }
+// Coarse bin c(x) (eq. 11). A bfloat16 score bins by the top bits of its own 16-bit key, which
+// is the top half of its FP32 key (the CPU backend's keys::coarse_bin_of); an FP16 score's FP16
+// projection is itself.
+__device__ __forceinline__ u32 coarse_bin(float x) {
+  if constexpr (SCORE_BF16) return desc_key32(x) >> (16u + COARSE_SHIFT);
+  return desc_key16(x) >> COARSE_SHIFT;
+}
 
 __device__ __forceinline__ float from_ascending(u32 a) {
   return __uint_as_float((a & 0x80000000u) ? (a & 0x7fffffffu) : ~a);
@@ -84,8 +89,18 @@ __device__ __forceinline__ float coarse_endpoint_closed(u32 bin, bool& checked) 
   return canonical(e);
 }
 
+// coarse_endpoint of a bfloat16 bin: the value of the bin's largest FP32 key, as every key up to
+// it lies in this bin or an earlier one.
+__device__ __forceinline__ float bf16_coarse_endpoint(u32 bin) {
+  const u32 key = ((bin + 1u) << (16u + COARSE_SHIFT)) - 1u;  // wraps to ~0 past the last bin
+  if (key < 0x007fffffu) return quiet_nan();  // below +inf's key: NaN keys only
+  if (key >= 0xff800000u) return __uint_as_float(0xff800000u);  // -inf's key or above
+  return __uint_as_float((key & 0x80000000u) ? key : key ^ 0x7fffffffu);  // never -0: low bits set
+}
+
 // coarse_endpoint in closed form, falling back to the search if the check ever failed.
 __device__ __forceinline__ float coarse_endpoint_fast(u32 bin) {
+  if constexpr (SCORE_BF16) return bf16_coarse_endpoint(bin);
   bool checked;
   const float e = coarse_endpoint_closed(bin, checked);
   return checked ? e : coarse_endpoint(bin);

@@ -33,7 +33,7 @@ __device__ __forceinline__ int load_cg_int(const int* p) {
 
 // Scans row[lo, hi) against the primary endpoint e0 and stages the admitted pairs (at most
 // SEG_CAP; the count goes on). Returns the segment's count C_p(tau0) (eq. 26).
-__device__ int stage_segment(const float* __restrict__ row, int lo, int hi, float e0,
+__device__ int stage_segment(const score_t* __restrict__ row, int lo, int hi, float e0,
                              int* __restrict__ stage, RowCtx& c) {
   if (threadIdx.x == 0) *s_counter(C_NEXT) = 0;
   __syncthreads();
@@ -129,10 +129,10 @@ ENTRY(ENTRY_PARAMS) {
     const RowSpan span =
         begin_call_row(call, scores, pitch, row, width, out_pitch, control + CONTROL_STATUS);
     const int L = span.L;
-    const float* row_ptr = scores + (long long)row * pitch + span.start;
+    const score_t* row_ptr = scores + (long long)row * pitch + span.start;
 #else
     const int L = checked_length(lengths, row, width, control);
-    const float* row_ptr = scores + (long long)row * pitch;
+    const score_t* row_ptr = scores + (long long)row * pitch;
 #endif
     const int slot = row % (int)gridDim.x;
     int* sw = slot_words(spill, spill_cap, slot);

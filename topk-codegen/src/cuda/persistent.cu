@@ -52,10 +52,10 @@ ENTRY(ENTRY_PARAMS) {
     const RowSpan span =
         begin_call_row(call, scores, pitch, row, width, out_pitch, control + CONTROL_STATUS);
     const int L = span.L;
-    const float* row_ptr = scores + (long long)row * pitch + span.start;
+    const score_t* row_ptr = scores + (long long)row * pitch + span.start;
 #else
     const int L = checked_length(lengths, row, width, control);
-    const float* row_ptr = scores + (long long)row * pitch;
+    const score_t* row_ptr = scores + (long long)row * pitch;
 #endif
     GlobalRow src;
     src.p = row_ptr;

@@ -12,7 +12,7 @@ __device__ __forceinline__ int2 view_span(int L, int phase, int a, int b) {
 
 // Adds samples j0 .. n - 1 (sample j at position phase + j * STRIDE) to s_hist; returns this
 // thread's largest sample as an ascending key (0 for none).
-__device__ __forceinline__ u32 view_hist(const float* __restrict__ row, int L, int phase, int j0,
+__device__ __forceinline__ u32 view_hist(const score_t* __restrict__ row, int L, int phase, int j0,
                                          int n) {
   u32 top = 0u;
   for (int base = j0; base < n; base += THREADS * VIEW_BATCH) {
@@ -36,7 +36,7 @@ __device__ __forceinline__ u32 view_hist(const float* __restrict__ row, int L, i
 
 // Unusable when the view holds fewer samples than the deepest requested sample rank, or the row
 // is shorter than EXACT_BELOW (the spec's `exact_below`).
-__device__ ProposalResult propose_boundary(const float* __restrict__ row, int L, int phase,
+__device__ ProposalResult propose_boundary(const score_t* __restrict__ row, int L, int phase,
                                           bool tail) {
   ProposalResult p;
   p.usable = false;

@@ -5,7 +5,25 @@
 // loads. The CPU backend walks the same positions (topk_runtime::cpu::view).
 constexpr int VIEW_PERIOD = VIEW_RUN * STRIDE;
 
-// The VIEW_RUN scores of a group at a 4 * VIEW_RUN byte aligned address.
+// The VIEW_RUN scores of a group at a sizeof(score_t) * VIEW_RUN byte aligned address.
+#if SCORE_BITS == 16
+__device__ __forceinline__ void load_group(const score_t* p, float (&v)[VIEW_RUN]) {
+  u32 w[4];  // two scores a word, the lower position in the low half
+  if constexpr (VIEW_RUN == 2) {
+    asm("ld.global.cg.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
+  } else if constexpr (VIEW_RUN == 4) {
+    asm("ld.global.cg.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+  } else {
+    const uint4 q = load_cg4(reinterpret_cast<const uint4*>(p));
+    w[0] = q.x;
+    w[1] = q.y;
+    w[2] = q.z;
+    w[3] = q.w;
+  }
+#pragma unroll
+  for (int o = 0; o < VIEW_RUN; ++o) v[o] = widen_score((w[o >> 1] >> (16 * (o & 1))) & 0xffffu);
+}
+#else
 __device__ __forceinline__ void load_group(const float* p, float (&v)[VIEW_RUN]) {
   if constexpr (VIEW_RUN == 2) {
     asm("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(v[0]), "=f"(v[1]) : "l"(p));
@@ -20,6 +38,7 @@ __device__ __forceinline__ void load_group(const float* p, float (&v)[VIEW_RUN])
     }
   }
 }
+#endif
 
 // Groups in the view of a row of length L (the last may be cut short by L).
 __device__ __forceinline__ int view_groups(int L, int phase) {
@@ -45,11 +64,11 @@ __device__ __forceinline__ int2 view_span(int L, int phase, int a, int b) {
 
 // Adds the samples of groups g0 .. groups - 1 to s_hist; returns this thread's largest sample as
 // an ascending key (0 for none).
-__device__ __forceinline__ u32 view_hist(const float* __restrict__ row, int L, int phase, int g0,
+__device__ __forceinline__ u32 view_hist(const score_t* __restrict__ row, int L, int phase, int g0,
                                          int groups) {
   u32 top = 0u;
   const int first = phase * VIEW_RUN;
-  const bool aligned = ((u32)(u64)row & (4u * VIEW_RUN - 1u)) == 0u;
+  const bool aligned = ((u32)(u64)row & ((u32)sizeof(score_t) * VIEW_RUN - 1u)) == 0u;
   for (int base = g0; base < groups; base += THREADS * VIEW_BATCH) {
     float v[VIEW_BATCH][VIEW_RUN];
 #pragma unroll
@@ -82,7 +101,7 @@ __device__ __forceinline__ u32 view_hist(const float* __restrict__ row, int L, i
 
 // Unusable when the view holds fewer samples than the deepest requested sample rank, or the row
 // is shorter than EXACT_BELOW (the spec's `exact_below`).
-__device__ ProposalResult propose_boundary(const float* __restrict__ row, int L, int phase,
+__device__ ProposalResult propose_boundary(const score_t* __restrict__ row, int L, int phase,
                                           bool tail) {
   ProposalResult p;
   p.usable = false;

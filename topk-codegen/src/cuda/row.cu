@@ -42,7 +42,7 @@ __device__ __forceinline__ void reset_row_counters() {
 
 // A row streamed from global memory.
 struct GlobalRow {
-  const float* p;
+  const score_t* p;
   int L;
   template <class F> __device__ __forceinline__ void for_each(F&& f) const { stream_row(p, L, f); }
   // The certification pass: reads the row for the last time on its route (stream_row's

@@ -4,7 +4,7 @@
 struct RegisterRow {
   float v[REG_ITEMS];
   int L;
-  __device__ __forceinline__ void load(const float* __restrict__ p, int len) {
+  __device__ __forceinline__ void load(const score_t* __restrict__ p, int len) {
     L = len;
 #pragma unroll
     for (int it = 0; it < REG_ITEMS; ++it) {
@@ -49,10 +49,10 @@ ENTRY(ENTRY_PARAMS) {
     const RowSpan span =
         begin_call_row(call, scores, pitch, row, width, out_pitch, control + CONTROL_STATUS);
     int L = span.L;
-    const float* row_ptr = scores + (long long)row * pitch + span.start;
+    const score_t* row_ptr = scores + (long long)row * pitch + span.start;
 #else
     int L = checked_length(lengths, row, width, control);
-    const float* row_ptr = scores + (long long)row * pitch;
+    const score_t* row_ptr = scores + (long long)row * pitch;
 #endif
     int q0 = 0;
     int route;

@@ -3,7 +3,7 @@
 // Selects row `row` (valid length L, L > K handled here; L <= K filled directly). `src` streams
 // the row's scores; `row_ptr` is used by the sampled view. Returns the route; `q0` gets |Q0|.
 template <class Src>
-__device__ int select_row(const Src& src, const float* __restrict__ row_ptr, int L, int phase,
+__device__ int select_row(const Src& src, const score_t* __restrict__ row_ptr, int L, int phase,
                           int* __restrict__ out_row, RowCtx& c, int& q0) {
   q0 = 0;
   PROBE_ROW_START();

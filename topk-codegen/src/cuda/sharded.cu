@@ -114,7 +114,7 @@ __device__ __forceinline__ bool owns_source(const u32* st) {
 // the whole candidate buffer (first chunk) when the frontier fits it, else its chunk of the
 // local shard.
 template <class F>
-__device__ __forceinline__ void for_each_source(const float* __restrict__ row, int lo, int hi,
+__device__ __forceinline__ void for_each_source(const score_t* __restrict__ row, int lo, int hi,
                                                 const u32* st, const u32* keys, const int* pos,
                                                 int n_cands, F&& f) {
   if (st[RS_FLAGS] & ROW_IN_BUFFER) {
@@ -158,9 +158,9 @@ ENTRY(ENTRY_PARAMS) {
     const int lo = min(local_len, blockIdx.x * chunk_len);
     const int hi = min(local_len, lo + chunk_len);
 #if CALL_IO
-    const float* row_ptr = scores + (long long)row * pitch + span.start;
+    const score_t* row_ptr = scores + (long long)row * pitch + span.start;
 #else
-    const float* row_ptr = scores + (long long)row * pitch;
+    const score_t* row_ptr = scores + (long long)row * pitch;
 #endif
     u32* st = w.state + (long long)row * RS_WORDS;
     u32* cur = w.local + (long long)row * CURSOR_WORDS;

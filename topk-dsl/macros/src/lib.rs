@@ -52,9 +52,10 @@ use proc_macro::TokenStream;
 /// A key or value that breaks a rule of `Spec::validate` is a compile error on that
 /// `key = value` pair; for a rule over two keys, on the one written later.
 ///
-/// Where code generation does not cover the mapping, dtype or interface yet (see
-/// `Spec::gpu_unsupported`: such specs run on the CPU backend), `source` and `entry` are empty
-/// and `hash` is 16 hex digits of sha256 of the canonical text.
+/// Every dtype (`f32`, `f16`, `bf16`) and every part of the call interface generates on every
+/// mapping. Where code generation ever refuses a spec (`Spec::gpu_unsupported` names what;
+/// such specs run on the CPU backend), `source` and `entry` are empty and `hash` is 16 hex
+/// digits of sha256 of the canonical text.
 #[proc_macro]
 pub fn topk_kernel(input: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(input as args::Args);

@@ -2,7 +2,7 @@
 sorted order, lowest-index ties, row windows, decode rows and fused index transforms.
 
 The CPU backend implements all of it (``topk_runtime::cpu::select_with``); the GPU kernels
-generate what ``topk_dsl::Spec::gpu_unsupported`` does not name (asked through
+run what ``topk_runtime::cuda::gpu_refusal`` does not name (asked through
 ``_native.gpu_unsupported``, the single source). Every host call, plain or not, runs through
 :func:`host_select`; CUDA calls with an interface through ``_cuda_call``. :func:`form` checks
 how the arguments combine, for both.
@@ -85,8 +85,8 @@ _UNSUPPORTED: Dict[Tuple[str, Io], Optional[str]] = {}
 
 
 def gpu_refusal(scores_dtype: str, io: Io, where: str = "topk.select") -> Optional[NotImplementedError]:
-    """The error for a CUDA call the GPU kernels do not generate yet (``Spec::gpu_unsupported``
-    says what), or None when they do."""
+    """The error for a CUDA call the GPU path does not run (``topk_runtime::cuda::gpu_refusal``
+    says what), or None when it does."""
     key = (scores_dtype, io)
     why = _UNSUPPORTED.get(key, False)
     if why is False:

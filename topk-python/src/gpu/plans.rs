@@ -29,7 +29,7 @@ pub(super) type PlanKey = (u32, u32, u32, Dtype, Io);
 /// The spec of a plan for a call interface beyond the plain float32 operator: the default
 /// map's choice for the shape on this device (the autotune store's records are for the plain
 /// operator) with the score dtype and the interface. `NotImplementedError` with the sentence
-/// of `Spec::gpu_unsupported` for what the kernels do not generate yet.
+/// of `topk_runtime::cuda::gpu_refusal` for what the GPU path does not run.
 pub fn interface_spec(
     gpu: &Gpu,
     k: u32,
@@ -49,11 +49,11 @@ pub fn interface_spec(
     Ok(spec)
 }
 
-/// What of `spec` the GPU kernels do not generate yet, as the Python package says it: the
-/// sentence of `Spec::gpu_unsupported` (the single source of that list) and the Python way
-/// to the CPU backend.
+/// What of `spec` the GPU path does not run, as the Python package says it: the sentence of
+/// `topk_runtime::cuda::gpu_refusal` (the single source of that list) and the Python way to
+/// the CPU backend.
 pub fn unsupported_message(spec: &Spec) -> Option<String> {
-    spec.gpu_unsupported().map(|why| {
+    topk_runtime::cuda::gpu_refusal(spec).map(|why| {
         format!(
             "on CUDA inputs: {why}; from Python, pass CPU tensors or NumPy arrays (the CPU \
              backend implements the whole call interface)"

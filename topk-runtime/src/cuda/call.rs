@@ -88,7 +88,7 @@ impl Plan {
     /// it is graph-capturable like [`Plan::launch_raw`].
     ///
     /// # Safety
-    /// `io.scores` must point to `(rows - 1) * pitch + width` readable f32, `io.lengths` to
+    /// `io.scores` must point to `(rows - 1) * pitch + width` readable scores of the spec's dtype, `io.lengths` to
     /// `rows` i32, `io.live_rows` to one i32, `io.out` to `(rows - 1) * out_pitch + K` writable
     /// i32 and `io.row_info`, when non-zero, to `2 * rows` writable i32 (the extents of `call`),
     /// all in this plan's context and not written by other work while the kernels run; `ws`
@@ -112,7 +112,7 @@ impl Plan {
     /// As [`Plan::launch_call`], and: a window's `starts` and `ends` must point to `rows` i32,
     /// decode `seq_lens` to `rows / next_n` (rounded up) i32, `offsets` to `rows` i32, a page
     /// table to `(rows - 1) * pitch + columns` i32 (`columns` when the pitch is 0), and
-    /// `values` to `(rows - 1) * out_pitch + K` writable f32.
+    /// `values` to `(rows - 1) * out_pitch + K` writable elements of the spec's dtype.
     pub unsafe fn launch_call_with(
         &self,
         stream: &Arc<CudaStream>,

@@ -103,7 +103,7 @@ impl Workspace {
 /// [`CallBuffers`]: pass 0).
 #[derive(Clone, Copy, Debug)]
 pub struct RawBuffers {
-    /// f32 scores, `M_cap x pitch`.
+    /// Scores of the spec's dtype (f32, or FP16 / bfloat16 bits), `M_cap x pitch`.
     pub scores: CUdeviceptr,
     /// i32 valid length of each row.
     pub lengths: CUdeviceptr,
@@ -175,8 +175,8 @@ pub struct CallBuffers {
     pub rows: DeviceRows,
     /// What is written for a selected position.
     pub transform: DeviceTransform,
-    /// `(rows - 1) * out_pitch + K` writable f32 at the index output's pitch (`values=true`),
-    /// else 0.
+    /// `(rows - 1) * out_pitch + K` writable values of the spec's dtype at the index output's
+    /// pitch (`values=true`), else 0.
     pub values: CUdeviceptr,
 }
 
@@ -255,7 +255,7 @@ impl CallBuffers {
             (0, true) => {
                 return Err(Error::Input(
                     "the plan's spec has values=true but the call passes no values buffer; \
-                     pass one of rows x K f32 at the index pitch"
+                     pass one of rows x K in the score dtype at the index pitch"
                         .into(),
                 ))
             }
@@ -396,6 +396,13 @@ impl Plan {
         ws: &mut Workspace,
     ) -> Result<()> {
         self.check_workspace(ws)?;
+        if self.spec.dtype != topk_dsl::Dtype::F32 {
+            return Err(Error::Input(format!(
+                "the plan's spec has dtype={} but these scores are f32; launch scores of the \
+                 spec's dtype with `launch_call_with` (or plan for f32)",
+                self.spec.dtype
+            )));
+        }
         let (scores_need, out_need) = self.needs();
         self.check_len("scores", io.scores.len(), scores_need)?;
         self.check_len("lengths", io.lengths.len(), self.request.m_cap as u64)?;
@@ -426,7 +433,7 @@ impl Plan {
     /// Launches on raw device pointers (for producers outside cudarc) on `stream`.
     ///
     /// # Safety
-    /// `io.scores` must point to `(M_cap - 1) * pitch + width` readable f32, `io.lengths` to
+    /// `io.scores` must point to `(M_cap - 1) * pitch + width` readable scores of the spec's dtype, `io.lengths` to
     /// `M_cap` i32, `io.live_rows` to one i32, `io.out` to `(M_cap - 1) * out_pitch + K`
     /// writable i32 and `io.row_info`, when non-zero, to `2 * M_cap` writable i32, all in this
     /// plan's context and not written by other work while the kernel runs.

@@ -21,6 +21,7 @@ mod facts;
 pub mod launch;
 pub mod nvrtc;
 pub mod plan;
+mod refusal;
 mod selector;
 pub mod sharded;
 pub mod timing;
@@ -35,6 +36,7 @@ pub use launch::{
 };
 pub use nvrtc::{Arch, Compiled};
 pub use plan::{Plan, PlanRequest, SpecSource};
+pub use refusal::gpu_refusal;
 pub use selector::CudaSelector;
 
 /// The cudarc version this runtime is built on, for callers that allocate, copy and capture

@@ -29,6 +29,10 @@ pub struct PlanRequest {
     /// the route info then carry per-row phase times instead of candidate counts. For finding
     /// where time goes; never for timing the selector itself.
     pub phase_probe: bool,
+    /// Plan kernels that compile but have not yet been checked on a GPU, which
+    /// [`gpu_refusal`](super::gpu_refusal) otherwise refuses (the 16-bit score dtypes): for
+    /// the GPU tests that check them against the CPU backend.
+    pub allow_unverified: bool,
 }
 
 impl PlanRequest {
@@ -43,6 +47,7 @@ impl PlanRequest {
             out_pitch: k as u64,
             spec: None,
             phase_probe: false,
+            allow_unverified: false,
         }
     }
 
@@ -207,6 +212,11 @@ impl Plan {
         store: Option<&crate::autotune::Store>,
     ) -> Result<Plan> {
         request.check()?;
+        if !request.allow_unverified {
+            if let Some(why) = request.spec.as_ref().and_then(super::gpu_refusal) {
+                return Err(Error::Input(why));
+            }
+        }
         let (choice, built) = choose_and_build(gpu, &request, store)?;
         if built.kernel.family == Family::Staged {
             return staged_plan(gpu, request, choice, built);

@@ -10,9 +10,11 @@ use super::plan::{Plan, PlanRequest};
 use crate::call::{check_values, resolve, CallIo, CallOut, IndexTransform, RowSource, RowWindow};
 use crate::input::{check_indices, check_matrix};
 use crate::routes::RouteStats;
-use crate::score::ScoreRows;
+use crate::score::{Score, ScoreRows};
 use crate::{Error, Result, ScoreMatrix};
-use cudarc::driver::{DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use std::sync::Arc;
+use topk_dsl::Dtype;
 
 /// A planned selector with its workspace, for scores in host memory: each call uploads,
 /// launches, checks the status word and downloads (engines with data on the device use
@@ -82,6 +84,13 @@ impl CudaSelector {
     ) -> Result<RouteStats> {
         let r = self.plan.request;
         let k = r.k as usize;
+        if self.plan.spec.dtype != Dtype::F32 {
+            return Err(Error::Input(format!(
+                "the plan's spec has dtype={} but the scores are f32; select 16-bit scores \
+                 with `select_call`",
+                self.plan.spec.dtype
+            )));
+        }
         check_host_input(scores, &r, out.len(), out_pitch)?;
         let rows = scores.rows;
         if rows == 0 {
@@ -156,11 +165,13 @@ impl CudaSelector {
     /// [`crate::cpu::select_with`] writes it. The inputs are checked on the host first, with the
     /// CPU backend's errors; a status bit the kernels raise becomes an error naming the row.
     /// Nothing is written to `out` unless the call succeeds.
-    pub fn select_call(
+    /// The scores are of the spec's dtype (`f32`, `half::f16` or `half::bf16`); so are the
+    /// values.
+    pub fn select_call<T: Score>(
         &mut self,
-        scores: &ScoreRows<f32>,
+        scores: &ScoreRows<T>,
         io: &CallIo,
-        out: CallOut<f32>,
+        out: CallOut<T>,
         per_row_routes: bool,
     ) -> Result<RouteStats> {
         let spec = self.plan.spec;
@@ -198,8 +209,7 @@ impl CudaSelector {
                 .map_err(|e| cuda(what, e))
         };
         let need = (rows - 1) * scores.pitch + scores.width;
-        let d_scores = stream
-            .clone_htod(&scores.data[..need])
+        let mut d_scores = DeviceScores::upload(&stream, &scores.data[..need])
             .map_err(|e| cuda("uploading scores", e))?;
         let d_live = up("uploading the row count", &[rows as i32])?;
         let (first, second) = match io.rows {
@@ -221,9 +231,9 @@ impl CudaSelector {
         let mut d_out = stream
             .alloc_zeros::<i32>(out_len)
             .map_err(|e| cuda("allocating the output", e))?;
-        let mut d_values = stream
-            .alloc_zeros::<f32>(if spec.io.values { out_len } else { 1 })
-            .map_err(|e| cuda("allocating the values", e))?;
+        let mut d_values =
+            DeviceScores::zeros::<T>(&stream, if spec.io.values { out_len } else { 1 })
+                .map_err(|e| cuda("allocating the values", e))?;
         let mut d_info = stream
             .alloc_zeros::<i32>(2 * rows)
             .map_err(|e| cuda("allocating row statistics", e))?;
@@ -257,13 +267,13 @@ impl CudaSelector {
                     },
                 },
                 values: if spec.io.values {
-                    d_values.device_ptr_mut(&stream).0
+                    d_values.ptr(&stream)
                 } else {
                     0
                 },
             };
             let raw = RawBuffers {
-                scores: d_scores.device_ptr(&stream).0,
+                scores: d_scores.ptr(&stream),
                 lengths: ptr(&d_rows.0),
                 live_rows: ptr(&d_live),
                 out: d_out.device_ptr_mut(&stream).0,
@@ -316,8 +326,8 @@ impl CudaSelector {
         }
         let host_values = match spec.io.values {
             true => Some(
-                stream
-                    .clone_dtoh(&d_values)
+                d_values
+                    .download::<T>(&stream)
                     .map_err(|e| cuda("downloading values", e))?,
             ),
             false => None,
@@ -339,11 +349,67 @@ impl CudaSelector {
     }
 }
 
+/// Scores or values on the device in their dtype: FP32, or the bits of a 16-bit type.
+enum DeviceScores {
+    F32(CudaSlice<f32>),
+    Bits16(CudaSlice<u16>),
+}
+
+impl DeviceScores {
+    fn upload<T: Score>(
+        stream: &Arc<CudaStream>,
+        data: &[T],
+    ) -> std::result::Result<Self, cudarc::driver::DriverError> {
+        Ok(match T::DTYPE {
+            Dtype::F32 => DeviceScores::F32(stream.clone_htod(T::as_f32(data, &mut Vec::new()))?),
+            Dtype::F16 | Dtype::Bf16 => {
+                let bits: Vec<u16> = data.iter().map(|x| x.to_bits_u32() as u16).collect();
+                DeviceScores::Bits16(stream.clone_htod(&bits)?)
+            }
+        })
+    }
+
+    fn zeros<T: Score>(
+        stream: &Arc<CudaStream>,
+        len: usize,
+    ) -> std::result::Result<Self, cudarc::driver::DriverError> {
+        Ok(match T::DTYPE {
+            Dtype::F32 => DeviceScores::F32(stream.alloc_zeros(len)?),
+            Dtype::F16 | Dtype::Bf16 => DeviceScores::Bits16(stream.alloc_zeros(len)?),
+        })
+    }
+
+    fn ptr(&mut self, stream: &Arc<CudaStream>) -> cudarc::driver::sys::CUdeviceptr {
+        match self {
+            DeviceScores::F32(s) => s.device_ptr_mut(stream).0,
+            DeviceScores::Bits16(s) => s.device_ptr_mut(stream).0,
+        }
+    }
+
+    fn download<T: Score>(
+        &self,
+        stream: &Arc<CudaStream>,
+    ) -> std::result::Result<Vec<T>, cudarc::driver::DriverError> {
+        Ok(match self {
+            DeviceScores::F32(s) => stream
+                .clone_dtoh(s)?
+                .into_iter()
+                .map(|x| T::from_bits_u32(x.to_bits()))
+                .collect(),
+            DeviceScores::Bits16(s) => stream
+                .clone_dtoh(s)?
+                .into_iter()
+                .map(|x| T::from_bits_u32(u32::from(x)))
+                .collect(),
+        })
+    }
+}
+
 /// The first NaN among the rows' valid windows, as its row and column in the score matrix.
-fn locate_nan_in_windows(scores: &ScoreRows<f32>, windows: &[RowWindow]) -> Error {
+fn locate_nan_in_windows<T: Score>(scores: &ScoreRows<T>, windows: &[RowWindow]) -> Error {
     for (row, w) in windows.iter().enumerate() {
         let window = &scores.row(row)[w.start..w.start + w.len];
-        if let Some(i) = window.iter().position(|x| x.is_nan()) {
+        if let Some(i) = window.iter().position(|x| x.to_f32().is_nan()) {
             return Error::NaN {
                 row,
                 col: w.start + i,

@@ -39,15 +39,27 @@ pub enum BackendChoice {
 
 impl BackendChoice {
     /// The backend for `spec`: a spec the kernels do not generate yet
-    /// (`Spec::gpu_unsupported`) takes the CPU under `auto`, with the reason, and is refused
-    /// under `cuda`.
+    /// (`Spec::gpu_unsupported`), or one of 16-bit scores (the GPU bench times generated
+    /// float32 matrices), takes the CPU under `auto`, with the reason, and is refused under
+    /// `cuda`.
     pub fn resolve_for(self, spec: Option<&Spec>) -> Result<Resolved, CliError> {
         let name = match self {
             BackendChoice::Auto => "auto",
             BackendChoice::Cpu => "cpu",
             BackendChoice::Cuda => "cuda",
         };
-        let why = spec.and_then(Spec::gpu_unsupported);
+        let why = spec.and_then(|s| {
+            s.gpu_unsupported().or_else(|| {
+                (s.dtype != topk_dsl::Dtype::F32).then(|| {
+                    format!(
+                        "the GPU bench times float32 matrices, not `dtype={}` scores; time 16-bit \
+                         scores with `topk select --backend cuda`, or run this spec on the CPU \
+                         backend (`--backend cpu`)",
+                        s.dtype
+                    )
+                })
+            })
+        });
         if let (Some(why), BackendChoice::Cuda) = (&why, self) {
             return Err(CliError::Usage(format!("--backend cuda: {why}")));
         }

@@ -140,6 +140,12 @@ impl ShardedSelector {
                  indices; select with the call interface on one device (map=staged)"
             )));
         }
+        if spec.dtype != topk_dsl::Dtype::F32 {
+            return Err(Error::Input(format!(
+                "{spec}: the context-parallel selector takes f32 scores; select 16-bit scores \
+                 on one device (map=staged)"
+            )));
+        }
         Ok(generate_sharded(&spec)?)
     }
 

@@ -1,0 +1,23 @@
+//! What the GPU path refuses to plan, and why: the one place the CLI, the Python package and
+//! the planner ask.
+
+use topk_dsl::{Dtype, Spec};
+
+/// Why the GPU path will not run `spec`, or `None` when it will: what code generation does not
+/// cover ([`Spec::gpu_unsupported`]), and the 16-bit score dtypes, whose kernels are generated
+/// and compile but have not yet been checked against the CPU backend on a GPU (the tests that
+/// do so are `topk-runtime/tests/gpu_half.rs`); until they have, those specs run on the CPU
+/// backend.
+pub fn gpu_refusal(spec: &Spec) -> Option<String> {
+    if let Some(why) = spec.gpu_unsupported() {
+        return Some(why);
+    }
+    (spec.dtype != Dtype::F32).then(|| {
+        format!(
+            "`dtype={}` kernels are generated but not yet verified on a GPU, so the GPU path does \
+             not run them; convert the scores to float32, or run this spec on the CPU backend \
+             (`--backend cpu`, or `topk_runtime::cpu::select_with`)",
+            spec.dtype
+        )
+    })
+}
