@@ -166,7 +166,7 @@ impl Plan {
         };
         // SAFETY: the caller vouches for the pointers; the workspace is this plan's.
         unsafe { args.launch(stream, &self.loaded.func, self.launch_config()) }
-            .map_err(|e| Error::Cuda(format!("launching `{}`: {e}", self.kernel.entry)))
+            .map_err(Error::driver(&format!("launching `{}`", self.kernel.entry)))
     }
 
     /// The stage chain for `call`: the workspace laid out for `call.rows`, its cleared part
@@ -193,7 +193,7 @@ impl Plan {
             let mut zero = ws.control.slice_mut(regions.zeroed());
             stream
                 .memset_zeros(&mut zero)
-                .map_err(|e| Error::Cuda(format!("clearing the staged workspace: {e}")))?;
+                .map_err(Error::driver("clearing the staged workspace"))?;
         }
         let rank_io = super::sharded::RankIo {
             scores: io.scores,
@@ -255,7 +255,7 @@ impl Plan {
                     stream.cu_stream(),
                 )
             }
-            .map_err(|e| Error::Cuda(format!("copying the staged status words: {e}")))?;
+            .map_err(Error::driver("copying the staged status words"))?;
         }
         Ok(())
     }

@@ -41,15 +41,15 @@ impl Workspace {
     pub fn new(plan: &Plan, stream: &Arc<CudaStream>) -> Result<Workspace> {
         if let Some(stages) = &plan.stages {
             let regions = &stages.regions;
-            let control = stream.alloc_zeros::<u32>(regions.total).map_err(|e| {
-                Error::Cuda(format!(
-                    "allocating {} bytes of staged workspace: {e}",
+            let control = stream
+                .alloc_zeros::<u32>(regions.total)
+                .map_err(Error::driver(&format!(
+                    "allocating {} bytes of staged workspace",
                     regions.total * 4
-                ))
-            })?;
+                )))?;
             let spill = stream
                 .alloc_zeros::<i32>(1)
-                .map_err(|e| Error::Cuda(format!("allocating the workspace: {e}")))?;
+                .map_err(Error::driver("allocating the workspace"))?;
             return Ok(Workspace {
                 control,
                 spill,
@@ -62,13 +62,13 @@ impl Workspace {
         let spill_words = plan.spill_words().max(1);
         let control = stream
             .alloc_zeros::<u32>(CONTROL_WORDS)
-            .map_err(|e| Error::Cuda(format!("allocating the control block: {e}")))?;
-        let spill = stream.alloc_zeros::<i32>(spill_words).map_err(|e| {
-            Error::Cuda(format!(
-                "allocating {} bytes of frontier spill: {e}",
+            .map_err(Error::driver("allocating the control block"))?;
+        let spill = stream
+            .alloc_zeros::<i32>(spill_words)
+            .map_err(Error::driver(&format!(
+                "allocating {} bytes of frontier spill",
                 spill_words * 4
-            ))
-        })?;
+            )))?;
         Ok(Workspace {
             control,
             spill,
@@ -84,7 +84,7 @@ impl Workspace {
     pub fn status(&self, stream: &Arc<CudaStream>) -> Result<u32> {
         let words = stream
             .clone_dtoh(&self.control.slice(self.status_word..self.status_word + 1))
-            .map_err(|e| Error::Cuda(format!("reading the status word: {e}")))?;
+            .map_err(Error::driver("reading the status word"))?;
         Ok(words[0])
     }
 
@@ -93,7 +93,7 @@ impl Workspace {
     pub fn clear_status(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         stream
             .memset_zeros(&mut self.control.slice_mut(self.clear.clone()))
-            .map_err(|e| Error::Cuda(format!("clearing the control block: {e}")))
+            .map_err(Error::driver("clearing the control block"))
     }
 }
 
@@ -496,7 +496,7 @@ impl StreamJoin {
         let ctx = stream.context();
         let make = || {
             ctx.new_event(None)
-                .map_err(|e| Error::Cuda(format!("creating an event: {e}")))
+                .map_err(Error::driver("creating an event"))
         };
         Ok(StreamJoin {
             fork: make()?,
@@ -522,7 +522,7 @@ impl Plan {
         ws: &mut Workspace,
     ) -> Result<()> {
         use cudarc::driver::result::{event, stream as cu_stream};
-        let err = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));
+        let err = |what: &str, e: cudarc::driver::DriverError| Error::driver(what)(e);
         let flags = cudarc::driver::sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
         // SAFETY: both events and streams are live in this context; the caller vouches for
         // `caller` and the pointers.

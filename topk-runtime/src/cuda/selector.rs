@@ -97,7 +97,7 @@ impl CudaSelector {
             return Ok(RouteStats::from_row_info(&[], per_row_routes));
         }
         let stream = self.gpu.stream().clone();
-        let cuda = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));
+        let cuda = |what: &str, e: cudarc::driver::DriverError| Error::driver(what)(e);
         let need = (rows - 1) * scores.pitch + scores.width;
         let d_scores = stream
             .clone_htod(&scores.data[..need])
@@ -202,7 +202,7 @@ impl CudaSelector {
             return Ok(RouteStats::from_row_info(&[], per_row_routes));
         }
         let stream = self.gpu.stream().clone();
-        let cuda = |what: &str, e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"));
+        let cuda = |what: &str, e: cudarc::driver::DriverError| Error::driver(what)(e);
         let up = |what: &str, v: &[i32]| {
             stream
                 .clone_htod(if v.is_empty() { &[0][..] } else { v })

@@ -167,13 +167,13 @@ impl ShardedSelector {
                     .func,
             );
             let stream = gpu.stream().clone();
-            let words = stream.alloc_zeros::<u32>(regions.total).map_err(|e| {
-                Error::Cuda(format!(
-                    "allocating {} bytes of sharded workspace on device {}: {e}",
+            let words = stream
+                .alloc_zeros::<u32>(regions.total)
+                .map_err(Error::driver(&format!(
+                    "allocating {} bytes of sharded workspace on device {}",
                     regions.total * 4,
                     gpu.ordinal()
-                ))
-            })?;
+                )))?;
             ranks.push(RankWorkspace { stream, words });
         }
         let (chunks, chunk_len) = chunking(sharding.shard_width as u32, m_cap, gpus[0].props().sms);
@@ -244,7 +244,7 @@ impl ShardedSelector {
             let mut zero = rank.words.slice_mut(self.regions.zeroed());
             rank.stream
                 .memset_zeros(&mut zero)
-                .map_err(|e| Error::Cuda(format!("clearing the sharded workspace: {e}")))?;
+                .map_err(Error::driver("clearing the sharded workspace"))?;
         }
         for i in 0..self.steps.len() {
             match self.steps[i].clone() {
@@ -296,7 +296,7 @@ impl ShardedSelector {
             let words = rank
                 .stream
                 .clone_dtoh(&rank.words.slice(self.regions.status.clone()))
-                .map_err(|e| Error::Cuda(format!("reading the sharded status: {e}")))?;
+                .map_err(Error::driver("reading the sharded status"))?;
             bits |= words[0];
         }
         Ok(bits)
@@ -326,9 +326,7 @@ impl ShardedSelector {
         }
         self.sharding.check_lengths(lengths)?;
         let sw = self.sharding.shard_width;
-        let cuda = |what: &'static str| {
-            move |e: cudarc::driver::DriverError| Error::Cuda(format!("{what}: {e}"))
-        };
+        let cuda = |what: &'static str| Error::driver(what);
         let mut bufs = Vec::new();
         for (r, (rank, shard)) in self.ranks.iter().zip(shards).enumerate() {
             if shard.len() != rows * sw {
