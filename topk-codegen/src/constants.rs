@@ -8,215 +8,248 @@ const UNROLL: u32 = 6;
 /// Strided view loads in flight per thread.
 const VIEW_BATCH: u32 = 4;
 
+/// One `constexpr` line of the block: name, type, value and why it is there.
+struct Const {
+    name: &'static str,
+    ty: &'static str,
+    value: String,
+    why: &'static str,
+}
+
+fn konst(name: &'static str, ty: &'static str, value: impl ToString, why: &'static str) -> Const {
+    Const {
+        name,
+        ty,
+        value: value.to_string(),
+        why,
+    }
+}
+
 pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) -> String {
     let sampled = samples(spec, family);
-    let stride = spec.stride().filter(|_| sampled).unwrap_or(1);
-    let q = spec.sample_rank().filter(|_| sampled).unwrap_or(1);
-    let q1 = spec.rescue_rank().filter(|_| sampled);
-    let shifts = spec.kernel_digit_shifts();
-    let kernel_digits = spec.kernel_digits();
-    let widths = kernel_digits.as_slice();
     let mut s = String::from(
         "typedef unsigned int u32;\ntypedef unsigned long long u64;\n#define FULL_MASK 0xffffffffu\n",
     );
     s.push_str(&score_type(spec.dtype));
-    let mut c = |name: &str, ty: &str, value: String, why: &str| {
-        writeln!(s, "constexpr {ty} {name} = {value};  // {why}").unwrap();
-    };
-    c("K", "int", spec.k.to_string(), "rank");
-    c(
-        "THREADS",
-        "int",
-        spec.threads.to_string(),
-        "threads per CTA",
-    );
-    c(
-        "NUM_WARPS",
-        "int",
-        (spec.threads / 32).to_string(),
-        "warps per CTA",
-    );
-    c(
-        "MIN_BLOCKS",
-        "int",
-        layout.min_blocks.to_string(),
-        "CTAs per SM (launch bounds)",
-    );
-    c(
-        "UNROLL",
-        "int",
-        UNROLL.to_string(),
-        "float4 loads in flight per thread",
-    );
-    c(
-        "PREFETCH_AHEAD",
-        "int",
-        spec.prefetch.to_string(),
-        "row-stream batches sent to L2 ahead of their loads",
-    );
-    c(
-        "VIEW_BATCH",
-        "int",
-        VIEW_BATCH.to_string(),
-        "view loads in flight per thread",
-    );
-    c(
-        "COARSE_SHIFT",
-        "u32",
-        spec.coarse_shift().to_string(),
-        "FP16 key -> coarse bin",
-    );
-    c(
-        "COARSE_BINS",
-        "int",
-        spec.coarse_bins().to_string(),
-        "coarse bins (eq. 11)",
-    );
-    let hist = spec.hist_bins();
-    c(
-        "HIST_BINS",
-        "int",
-        hist.to_string(),
-        "the one reused shared histogram",
-    );
-    c(
-        "SCRATCH_AND_COUNTERS",
-        "int",
-        SCRATCH_AND_COUNTERS.to_string(),
-        "words the host reserves between histogram and frontiers",
-    );
-    c(
-        "NUM_DIGITS",
-        "int",
-        widths.len().to_string(),
-        "refinement digits of the FP32 key",
-    );
-    c(
-        "SAMPLED",
-        "bool",
-        sampled.to_string(),
-        "stride-view proposal (else exact coarse)",
-    );
-    c("STRIDE", "int", stride.to_string(), "view stride s");
-    c("SAMPLE_RANK", "int", q.to_string(), "q = ceil(rho K / s)");
-    c(
-        "TAIL_RANK",
-        "int",
-        spec.tail_rank()
-            .filter(|_| sampled)
-            .unwrap_or(q)
-            .to_string(),
-        "q on a persistent call's tail rows: ceil(tail_rho K / s)",
-    );
-    c(
-        "RESCUE",
-        "bool",
-        q1.is_some().to_string(),
-        "nested rescue boundary",
-    );
-    c(
-        "RESCUE_RANK",
-        "int",
-        q1.unwrap_or(q).to_string(),
-        "q1 = ceil(rescue K / s)",
-    );
-    c(
-        "MIN_VIEW",
-        "int",
-        spec.min_view_len()
-            .filter(|_| sampled)
-            .unwrap_or(q)
-            .to_string(),
-        "samples a usable view needs",
-    );
-    c(
-        "EXACT_BELOW",
-        "int",
-        spec.exact_below().to_string(),
-        "rows shorter than this take the exact coarse boundary",
-    );
-    c(
-        "CAP",
-        "int",
-        layout.frontier_cap.to_string(),
-        "shared frontier pairs per buffer on average",
-    );
-    c(
-        "CAP0",
-        "int",
-        layout.frontier_cap0.to_string(),
-        "shared pairs of frontier buffer 0 (a row's candidates)",
-    );
-    c(
-        "CAP1",
-        "int",
-        layout.frontier_cap1.to_string(),
-        "shared pairs of frontier buffer 1 (the refinement's boundary groups)",
-    );
-    if sampled && spec.view_run > 1 {
-        c(
-            "VIEW_RUN",
-            "int",
-            spec.view_run.to_string(),
-            "contiguous scores per view group",
-        );
-    }
-    if let Family::Cluster { ctas } = family {
-        c(
-            "CLUSTER_CTAS",
-            "u32",
-            ctas.to_string(),
-            "CTAs per cluster (one row)",
-        );
-    }
-    if let Family::KvSplit { splits } = family {
-        c("SPLITS", "int", splits.to_string(), "segment CTAs per row");
-        c(
-            "SEG_CAP",
-            "int",
-            SEGMENT_CAP.to_string(),
-            "staged pairs per segment",
-        );
-    }
-    if family == Family::Persistent {
-        c(
-            "STAGGER_NS",
-            "u64",
-            (u64::from(spec.stagger_us) * 1000).to_string(),
-            "late start of the pool's second half",
-        );
-        c(
-            "TAIL_ROWS",
-            "int",
-            spec.tail_rows.to_string(),
-            "a call's last rows with the tail margin (0: none)",
-        );
-        c(
-            "TAIL_MAX_WAVES",
-            "int",
-            topk_dsl::TAIL_MAX_WAVES.to_string(),
-            "longest call with a tail margin, in pools of rows",
-        );
-    }
-    if matches!(family, Family::RowLocalRegister | Family::RowLocalStreaming) {
-        let register = family == Family::RowLocalRegister;
-        c(
-            "REGISTER_ROW",
-            "bool",
-            register.to_string(),
-            "row held in registers",
-        );
-        c(
-            "REG_ITEMS",
-            "int",
-            REGISTER_ITEMS.to_string(),
-            "scores per thread in the register tile",
-        );
+    let constants = block_constants(spec, layout)
+        .into_iter()
+        .chain(proposal_constants(spec, sampled))
+        .chain(frontier_constants(layout))
+        .chain(family_constants(spec, family, sampled));
+    for c in constants {
+        writeln!(
+            s,
+            "constexpr {} {} = {};  // {}",
+            c.ty, c.name, c.value, c.why
+        )
+        .unwrap();
     }
     if !spec.io.is_default() {
         s.push_str(&call_interface(&spec.io, spec.k));
     }
     writeln!(s, "#define ENTRY {entry}").unwrap();
+    s.push_str(&digit_functions(spec));
+    s
+}
+
+/// The CTA's shape, its loads in flight, the coarse and refinement histograms.
+fn block_constants(spec: &Spec, layout: &Layout) -> Vec<Const> {
+    vec![
+        konst("K", "int", spec.k, "rank"),
+        konst("THREADS", "int", spec.threads, "threads per CTA"),
+        konst("NUM_WARPS", "int", spec.threads / 32, "warps per CTA"),
+        konst(
+            "MIN_BLOCKS",
+            "int",
+            layout.min_blocks,
+            "CTAs per SM (launch bounds)",
+        ),
+        konst("UNROLL", "int", UNROLL, "float4 loads in flight per thread"),
+        konst(
+            "PREFETCH_AHEAD",
+            "int",
+            spec.prefetch,
+            "row-stream batches sent to L2 ahead of their loads",
+        ),
+        konst(
+            "VIEW_BATCH",
+            "int",
+            VIEW_BATCH,
+            "view loads in flight per thread",
+        ),
+        konst(
+            "COARSE_SHIFT",
+            "u32",
+            spec.coarse_shift(),
+            "FP16 key -> coarse bin",
+        ),
+        konst(
+            "COARSE_BINS",
+            "int",
+            spec.coarse_bins(),
+            "coarse bins (eq. 11)",
+        ),
+        konst(
+            "HIST_BINS",
+            "int",
+            spec.hist_bins(),
+            "the one reused shared histogram",
+        ),
+        konst(
+            "SCRATCH_AND_COUNTERS",
+            "int",
+            SCRATCH_AND_COUNTERS,
+            "words the host reserves between histogram and frontiers",
+        ),
+        konst(
+            "NUM_DIGITS",
+            "int",
+            spec.kernel_digits().as_slice().len(),
+            "refinement digits of the FP32 key",
+        ),
+    ]
+}
+
+/// The sampled proposal (eq. 15-19): view stride, sample ranks, margins; a kernel that does
+/// not sample gets the exact coarse boundary's values.
+fn proposal_constants(spec: &Spec, sampled: bool) -> Vec<Const> {
+    let stride = spec.stride().filter(|_| sampled).unwrap_or(1);
+    let q = spec.sample_rank().filter(|_| sampled).unwrap_or(1);
+    let q1 = spec.rescue_rank().filter(|_| sampled);
+    vec![
+        konst(
+            "SAMPLED",
+            "bool",
+            sampled,
+            "stride-view proposal (else exact coarse)",
+        ),
+        konst("STRIDE", "int", stride, "view stride s"),
+        konst("SAMPLE_RANK", "int", q, "q = ceil(rho K / s)"),
+        konst(
+            "TAIL_RANK",
+            "int",
+            spec.tail_rank().filter(|_| sampled).unwrap_or(q),
+            "q on a persistent call's tail rows: ceil(tail_rho K / s)",
+        ),
+        konst("RESCUE", "bool", q1.is_some(), "nested rescue boundary"),
+        konst(
+            "RESCUE_RANK",
+            "int",
+            q1.unwrap_or(q),
+            "q1 = ceil(rescue K / s)",
+        ),
+        konst(
+            "MIN_VIEW",
+            "int",
+            spec.min_view_len().filter(|_| sampled).unwrap_or(q),
+            "samples a usable view needs",
+        ),
+        konst(
+            "EXACT_BELOW",
+            "int",
+            spec.exact_below(),
+            "rows shorter than this take the exact coarse boundary",
+        ),
+    ]
+}
+
+/// The shared frontier buffers.
+fn frontier_constants(layout: &Layout) -> Vec<Const> {
+    vec![
+        konst(
+            "CAP",
+            "int",
+            layout.frontier_cap,
+            "shared frontier pairs per buffer on average",
+        ),
+        konst(
+            "CAP0",
+            "int",
+            layout.frontier_cap0,
+            "shared pairs of frontier buffer 0 (a row's candidates)",
+        ),
+        konst(
+            "CAP1",
+            "int",
+            layout.frontier_cap1,
+            "shared pairs of frontier buffer 1 (the refinement's boundary groups)",
+        ),
+    ]
+}
+
+/// What only some kernels read: the grouped view, the cluster and KV-split shapes, the
+/// persistent pool's stagger and tail, the row-local tile.
+fn family_constants(spec: &Spec, family: Family, sampled: bool) -> Vec<Const> {
+    let mut out = Vec::new();
+    if sampled && spec.view_run > 1 {
+        out.push(konst(
+            "VIEW_RUN",
+            "int",
+            spec.view_run,
+            "contiguous scores per view group",
+        ));
+    }
+    if let Family::Cluster { ctas } = family {
+        out.push(konst(
+            "CLUSTER_CTAS",
+            "u32",
+            ctas,
+            "CTAs per cluster (one row)",
+        ));
+    }
+    if let Family::KvSplit { splits } = family {
+        out.push(konst("SPLITS", "int", splits, "segment CTAs per row"));
+        out.push(konst(
+            "SEG_CAP",
+            "int",
+            SEGMENT_CAP,
+            "staged pairs per segment",
+        ));
+    }
+    if family == Family::Persistent {
+        out.extend([
+            konst(
+                "STAGGER_NS",
+                "u64",
+                u64::from(spec.stagger_us) * 1000,
+                "late start of the pool's second half",
+            ),
+            konst(
+                "TAIL_ROWS",
+                "int",
+                spec.tail_rows,
+                "a call's last rows with the tail margin (0: none)",
+            ),
+            konst(
+                "TAIL_MAX_WAVES",
+                "int",
+                topk_dsl::TAIL_MAX_WAVES,
+                "longest call with a tail margin, in pools of rows",
+            ),
+        ]);
+    }
+    if matches!(family, Family::RowLocalRegister | Family::RowLocalStreaming) {
+        out.extend([
+            konst(
+                "REGISTER_ROW",
+                "bool",
+                family == Family::RowLocalRegister,
+                "row held in registers",
+            ),
+            konst(
+                "REG_ITEMS",
+                "int",
+                REGISTER_ITEMS,
+                "scores per thread in the register tile",
+            ),
+        ]);
+    }
+    out
+}
+
+/// `digit_shift(j)` and `digit_width(j)` of the kernel's refinement digits, as constant
+/// expressions the unrolled rounds fold.
+fn digit_functions(spec: &Spec) -> String {
     let select = |vals: Vec<String>| -> String {
         let mut e = String::new();
         for (j, v) in vals.iter().enumerate().take(vals.len() - 1) {
@@ -225,6 +258,9 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         e.push_str(vals.last().unwrap());
         e
     };
+    let shifts = spec.kernel_digit_shifts();
+    let digits = spec.kernel_digits();
+    let mut s = String::new();
     writeln!(
         s,
         "__device__ __forceinline__ constexpr int digit_shift(int j) {{ return {}; }}",
@@ -234,7 +270,7 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
     writeln!(
         s,
         "__device__ __forceinline__ constexpr int digit_width(int j) {{ return {}; }}",
-        select(widths.iter().map(|x| x.to_string()).collect())
+        select(digits.as_slice().iter().map(|x| x.to_string()).collect())
     )
     .unwrap();
     s
