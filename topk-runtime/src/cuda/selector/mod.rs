@@ -3,18 +3,18 @@
 
 use super::call::CallShape;
 use super::device::Gpu;
-use super::launch::{
-    status, CallBuffers, DeviceRows, DeviceTransform, LaunchBuffers, RawBuffers, Workspace,
-};
+use super::launch::{status, LaunchBuffers, Workspace};
 use super::plan::{Plan, PlanRequest};
-use crate::call::{check_values, resolve, CallIo, CallOut, IndexTransform, RowSource, RowWindow};
+use crate::call::{check_values, resolve, CallIo, CallOut, RowWindow};
 use crate::input::{check_indices, check_matrix};
 use crate::routes::RouteStats;
 use crate::score::{Score, ScoreRows};
 use crate::{Error, Result, ScoreMatrix};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
-use std::sync::Arc;
 use topk_dsl::Dtype;
+
+mod device_call;
+
+use device_call::{copy_rows, status_error, DeviceCall};
 
 /// A planned selector with its workspace, for scores in host memory: each call uploads,
 /// launches, checks the status word and downloads (engines with data on the device use
@@ -185,6 +185,68 @@ impl CudaSelector {
         } = out;
         check_indices(scores.rows, k, indices.len(), out_pitch)?;
         check_values(&spec, values.as_deref(), scores.rows, k, out_pitch)?;
+        self.check_extents(scores)?;
+        let rows = scores.rows;
+        if rows == 0 {
+            return Ok(RouteStats::from_row_info(&[], per_row_routes));
+        }
+        let stream = self.gpu.stream().clone();
+        let mut call = DeviceCall::upload(&stream, &self.plan, scores, io)?;
+        self.ws.clear_status(&stream)?;
+        {
+            let (raw, buffers) = call.buffers(&stream, io, spec.io.values)?;
+            let shape = CallShape {
+                rows: rows as u32,
+                width: r.width,
+                pitch: r.pitch,
+                out_pitch: r.out_pitch,
+            };
+            // SAFETY: every buffer of `call` was allocated for the call's extents (checked
+            // against the plan and by `resolve`) on this plan's stream, and lives until the
+            // synchronization below.
+            unsafe {
+                self.plan
+                    .launch_call_with(&stream, shape, raw, &buffers, &mut self.ws)?
+            };
+        }
+        stream
+            .synchronize()
+            .map_err(Error::driver("running the selector"))?;
+        let bits = self.ws.status(&stream)?;
+        let host_out = stream
+            .clone_dtoh(&call.out)
+            .map_err(Error::driver("downloading indices"))?;
+        if bits != 0 {
+            return Err(status_error(
+                bits,
+                scores,
+                &windows,
+                &host_out,
+                k,
+                r.out_pitch as usize,
+            ));
+        }
+        let host_values = match spec.io.values {
+            true => Some(
+                call.values
+                    .download::<T>(&stream)
+                    .map_err(Error::driver("downloading values"))?,
+            ),
+            false => None,
+        };
+        copy_rows(&host_out, r.out_pitch as usize, indices, out_pitch, rows, k);
+        if let (Some(values), Some(host)) = (values, host_values) {
+            copy_rows(&host, r.out_pitch as usize, values, out_pitch, rows, k);
+        }
+        let info = stream
+            .clone_dtoh(&call.info)
+            .map_err(Error::driver("downloading row statistics"))?;
+        Ok(RouteStats::from_row_info(&info, per_row_routes))
+    }
+
+    /// Refuses a matrix of more rows than the plan holds, or of another width or pitch.
+    fn check_extents<T: Score>(&self, scores: &ScoreRows<T>) -> Result<()> {
+        let r = self.plan.request;
         if scores.rows > r.m_cap as usize {
             return Err(Error::Input(format!(
                 "{} rows but the plan holds at most M_cap = {}",
@@ -197,211 +259,7 @@ impl CudaSelector {
                 scores.width, scores.pitch, r.width, r.pitch
             )));
         }
-        let rows = scores.rows;
-        if rows == 0 {
-            return Ok(RouteStats::from_row_info(&[], per_row_routes));
-        }
-        let stream = self.gpu.stream().clone();
-        let cuda = |what: &str, e: cudarc::driver::DriverError| Error::driver(what)(e);
-        let up = |what: &str, v: &[i32]| {
-            stream
-                .clone_htod(if v.is_empty() { &[0][..] } else { v })
-                .map_err(|e| cuda(what, e))
-        };
-        let need = (rows - 1) * scores.pitch + scores.width;
-        let mut d_scores = DeviceScores::upload(&stream, &scores.data[..need])
-            .map_err(|e| cuda("uploading scores", e))?;
-        let d_live = up("uploading the row count", &[rows as i32])?;
-        let (first, second) = match io.rows {
-            RowSource::Lengths(lengths) => (lengths, &[][..]),
-            RowSource::Window { starts, ends } => (starts, ends),
-            RowSource::Decode { seq_lens, .. } => (seq_lens, &[][..]),
-        };
-        let d_rows = (
-            up("uploading the row source", first)?,
-            up("uploading the row source", second)?,
-        );
-        let table: &[i32] = match io.transform {
-            IndexTransform::None => &[],
-            IndexTransform::Offset(offsets) => offsets,
-            IndexTransform::Paged(t) => t.data,
-        };
-        let d_table = up("uploading the transform", table)?;
-        let out_len = (rows - 1) * r.out_pitch as usize + k;
-        let mut d_out = stream
-            .alloc_zeros::<i32>(out_len)
-            .map_err(|e| cuda("allocating the output", e))?;
-        let mut d_values =
-            DeviceScores::zeros::<T>(&stream, if spec.io.values { out_len } else { 1 })
-                .map_err(|e| cuda("allocating the values", e))?;
-        let mut d_info = stream
-            .alloc_zeros::<i32>(2 * rows)
-            .map_err(|e| cuda("allocating row statistics", e))?;
-        self.ws.clear_status(&stream)?;
-        {
-            let ptr = |s: &cudarc::driver::CudaSlice<i32>| s.device_ptr(&stream).0;
-            let buffers = CallBuffers {
-                rows: match io.rows {
-                    RowSource::Lengths(_) => DeviceRows::Lengths,
-                    RowSource::Window { .. } => DeviceRows::Window {
-                        starts: ptr(&d_rows.0),
-                        ends: ptr(&d_rows.1),
-                    },
-                    RowSource::Decode { next_n, .. } => DeviceRows::Decode {
-                        seq_lens: ptr(&d_rows.0),
-                        next_n,
-                    },
-                },
-                transform: match io.transform {
-                    IndexTransform::None => DeviceTransform::None,
-                    IndexTransform::Offset(_) => DeviceTransform::Offset {
-                        offsets: ptr(&d_table),
-                    },
-                    IndexTransform::Paged(t) => DeviceTransform::Paged {
-                        table: ptr(&d_table),
-                        columns: u32::try_from(t.columns).map_err(|_| {
-                            Error::Input(format!("{} page-table columns exceed u32", t.columns))
-                        })?,
-                        pitch: t.pitch as u64,
-                        page_size: t.page_size,
-                    },
-                },
-                values: if spec.io.values {
-                    d_values.ptr(&stream)
-                } else {
-                    0
-                },
-            };
-            let raw = RawBuffers {
-                scores: d_scores.ptr(&stream),
-                lengths: ptr(&d_rows.0),
-                live_rows: ptr(&d_live),
-                out: d_out.device_ptr_mut(&stream).0,
-                row_info: d_info.device_ptr_mut(&stream).0,
-            };
-            let call = CallShape {
-                rows: rows as u32,
-                width: r.width,
-                pitch: r.pitch,
-                out_pitch: r.out_pitch,
-            };
-            // SAFETY: every buffer above was allocated for the call's extents (checked against
-            // the plan and by `resolve`) on this plan's stream, and lives until the
-            // synchronization below.
-            unsafe {
-                self.plan
-                    .launch_call_with(&stream, call, raw, &buffers, &mut self.ws)?
-            };
-        }
-        stream
-            .synchronize()
-            .map_err(|e| cuda("running the selector", e))?;
-        let bits = self.ws.status(&stream)?;
-        let host_out = stream
-            .clone_dtoh(&d_out)
-            .map_err(|e| cuda("downloading indices", e))?;
-        if bits & status::NAN != 0 {
-            return Err(locate_nan_in_windows(scores, &windows));
-        }
-        if bits & status::BAD_TRANSFORM != 0 {
-            // The per-row ranges were checked above: a used page-table entry was bad.
-            let short = (0..rows).find(|&row| {
-                let n = windows[row].len.min(k);
-                host_out[row * r.out_pitch as usize..][..n].contains(&-1)
-            });
-            return Err(Error::Input(match short {
-                Some(row) => format!(
-                    "row {row}: a page-table entry its selection uses is negative or makes an \
-                     index beyond int32; the entries of used pages must be physical page numbers"
-                ),
-                None => "the device reported a page-table entry that is negative or makes an \
-                         index beyond int32"
-                    .into(),
-            }));
-        }
-        if bits != 0 {
-            return Err(Error::Input(format!(
-                "the device reported invalid input (status bits {bits:#x})"
-            )));
-        }
-        let host_values = match spec.io.values {
-            true => Some(
-                d_values
-                    .download::<T>(&stream)
-                    .map_err(|e| cuda("downloading values", e))?,
-            ),
-            false => None,
-        };
-        for row in 0..rows {
-            let at = row * r.out_pitch as usize;
-            indices[row * out_pitch..][..k].copy_from_slice(&host_out[at..][..k]);
-        }
-        if let (Some(values), Some(host)) = (values, host_values) {
-            for row in 0..rows {
-                let at = row * r.out_pitch as usize;
-                values[row * out_pitch..][..k].copy_from_slice(&host[at..][..k]);
-            }
-        }
-        let info = stream
-            .clone_dtoh(&d_info)
-            .map_err(|e| cuda("downloading row statistics", e))?;
-        Ok(RouteStats::from_row_info(&info, per_row_routes))
-    }
-}
-
-/// Scores or values on the device in their dtype: FP32, or the bits of a 16-bit type.
-enum DeviceScores {
-    F32(CudaSlice<f32>),
-    Bits16(CudaSlice<u16>),
-}
-
-impl DeviceScores {
-    fn upload<T: Score>(
-        stream: &Arc<CudaStream>,
-        data: &[T],
-    ) -> std::result::Result<Self, cudarc::driver::DriverError> {
-        Ok(match T::DTYPE {
-            Dtype::F32 => DeviceScores::F32(stream.clone_htod(T::as_f32(data, &mut Vec::new()))?),
-            Dtype::F16 | Dtype::Bf16 => {
-                let bits: Vec<u16> = data.iter().map(|x| x.to_bits_u32() as u16).collect();
-                DeviceScores::Bits16(stream.clone_htod(&bits)?)
-            }
-        })
-    }
-
-    fn zeros<T: Score>(
-        stream: &Arc<CudaStream>,
-        len: usize,
-    ) -> std::result::Result<Self, cudarc::driver::DriverError> {
-        Ok(match T::DTYPE {
-            Dtype::F32 => DeviceScores::F32(stream.alloc_zeros(len)?),
-            Dtype::F16 | Dtype::Bf16 => DeviceScores::Bits16(stream.alloc_zeros(len)?),
-        })
-    }
-
-    fn ptr(&mut self, stream: &Arc<CudaStream>) -> cudarc::driver::sys::CUdeviceptr {
-        match self {
-            DeviceScores::F32(s) => s.device_ptr_mut(stream).0,
-            DeviceScores::Bits16(s) => s.device_ptr_mut(stream).0,
-        }
-    }
-
-    fn download<T: Score>(
-        &self,
-        stream: &Arc<CudaStream>,
-    ) -> std::result::Result<Vec<T>, cudarc::driver::DriverError> {
-        Ok(match self {
-            DeviceScores::F32(s) => stream
-                .clone_dtoh(s)?
-                .into_iter()
-                .map(|x| T::from_bits_u32(x.to_bits()))
-                .collect(),
-            DeviceScores::Bits16(s) => stream
-                .clone_dtoh(s)?
-                .into_iter()
-                .map(|x| T::from_bits_u32(u32::from(x)))
-                .collect(),
-        })
+        Ok(())
     }
 }
 
