@@ -12,9 +12,11 @@
 mod call_support;
 mod gpu_support;
 
-use call_support::{inputs, row, row_set, CallInputs, Output, Rng, FAMILIES};
+use call_support::{
+    families, inputs, interfaces, row, row_set, sampled, CallInputs, Output, Rng, FAMILIES,
+};
 use gpu_support::gpu;
-use topk_dsl::{Centi, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, Ties, Transform};
+use topk_dsl::{Io, Mapping, Order, RowLocalVariant, Rows, Spec, Ties, Transform};
 use topk_runtime::call::{row_windows, CallIo, CallOut};
 use topk_runtime::cuda::launch::status;
 use topk_runtime::cuda::{
@@ -30,74 +32,6 @@ const PITCH: usize = WIDTH + 3;
 /// Row lengths for rank k: empty, one score, around K, long, full width (three decode groups).
 fn lens(k: usize) -> [usize; 9] {
     [0, 1, k - 1, k, k + 1, 700, 1500, WIDTH - 1, WIDTH]
-}
-
-fn sampled(stride: u32, rho: u16, rescue: u16) -> Proposal {
-    Proposal::Sampled {
-        stride,
-        rho: Centi(rho),
-        rescue: Some(Centi(rescue)),
-        exact_below: 0,
-    }
-}
-
-/// One spec of every kernel family at rank k (sampled where the family samples).
-fn families(k: u32) -> Vec<Spec> {
-    let spec = |mapping, proposal, threads| Spec {
-        k,
-        mapping,
-        proposal,
-        threads,
-        ..Spec::default()
-    };
-    let narrow = sampled(16, 150, 175);
-    vec![
-        spec(Mapping::Persistent, narrow, 512),
-        spec(Mapping::Persistent, Proposal::Exact, 256),
-        spec(
-            Mapping::RowLocal(RowLocalVariant::Register),
-            Proposal::Exact,
-            1024,
-        ),
-        spec(
-            Mapping::RowLocal(RowLocalVariant::Streaming),
-            Proposal::Exact,
-            1024,
-        ),
-        spec(Mapping::KvSplit { splits: 4 }, narrow, 512),
-        spec(Mapping::Cluster { ctas: 8 }, Proposal::Exact, 1024),
-        spec(Mapping::Cluster { ctas: 16 }, narrow, 1024),
-        spec(Mapping::Cluster { ctas: 8 }, narrow, 512),
-        spec(Mapping::Staged, narrow, 512),
-    ]
-}
-
-/// Interfaces that together use every part on every family: each row source, each transform,
-/// values, sorted order and lowest ties, alone and combined (SGLang's fused page-table call is
-/// the last but one).
-fn interfaces() -> Vec<Io> {
-    let io = |values, order, ties, rows, transform| Io {
-        values,
-        order,
-        ties,
-        rows,
-        transform,
-    };
-    let (any, sorted) = (Order::Any, Order::Sorted);
-    let (free, lowest) = (Ties::Any, Ties::Lowest);
-    let relative = Rows::Window { relative: true };
-    let absolute = Rows::Window { relative: false };
-    vec![
-        io(true, any, free, Rows::Lengths, Transform::None),
-        io(false, sorted, free, Rows::Lengths, Transform::None),
-        io(false, any, lowest, Rows::Lengths, Transform::None),
-        io(true, sorted, lowest, Rows::Lengths, Transform::None),
-        io(true, any, free, relative, Transform::Offset),
-        io(false, sorted, lowest, absolute, Transform::Paged),
-        io(true, any, free, Rows::Decode, Transform::Paged),
-        io(true, sorted, lowest, relative, Transform::Paged),
-        io(false, any, lowest, Rows::Decode, Transform::Offset),
-    ]
 }
 
 /// `data` (rows of `WIDTH` at `PITCH`) with NaN everywhere outside each row's window under

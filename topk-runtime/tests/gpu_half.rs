@@ -14,12 +14,11 @@
 mod call_support;
 mod gpu_support;
 
-use call_support::{inputs, row, row_set, Output, Rng, TestScore, FAMILIES};
+use call_support::{inputs, interfaces, row, row_set, sampled, Output, Rng, TestScore, FAMILIES};
 use gpu_support::gpu;
 use half::{bf16, f16};
 use topk_dsl::{
-    Centi, Digits, Dtype, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, Ties,
-    Transform,
+    Digits, Dtype, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, Ties, Transform,
 };
 use topk_runtime::call::{row_windows, CallIo, CallOut};
 use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
@@ -33,77 +32,16 @@ fn lens(k: usize) -> [usize; 9] {
     [0, 1, k - 1, k, k + 1, 700, 1500, WIDTH - 1, WIDTH]
 }
 
-fn sampled(stride: u32) -> Proposal {
-    Proposal::Sampled {
-        stride,
-        rho: Centi(150),
-        rescue: Some(Centi(175)),
-        exact_below: 0,
-    }
-}
-
-/// One spec of every kernel family at rank k with scores of `dtype`.
+/// One spec of every kernel family at rank k (`call_support::families`) with scores of `dtype`.
 fn families(k: u32, dtype: Dtype) -> Vec<Spec> {
-    let spec = |mapping, proposal, threads| {
-        let base = Spec {
-            k,
-            mapping,
-            proposal,
-            threads,
-            ..Spec::default()
-        };
-        Spec {
+    call_support::families(k)
+        .into_iter()
+        .map(|base| Spec {
             dtype,
             digits: Digits::default_for(dtype, base.coarse_bits),
             ..base
-        }
-    };
-    let narrow = sampled(16);
-    vec![
-        spec(Mapping::Persistent, narrow, 512),
-        spec(Mapping::Persistent, Proposal::Exact, 256),
-        spec(
-            Mapping::RowLocal(RowLocalVariant::Register),
-            Proposal::Exact,
-            1024,
-        ),
-        spec(
-            Mapping::RowLocal(RowLocalVariant::Streaming),
-            Proposal::Exact,
-            1024,
-        ),
-        spec(Mapping::KvSplit { splits: 4 }, narrow, 512),
-        spec(Mapping::Cluster { ctas: 8 }, Proposal::Exact, 1024),
-        spec(Mapping::Cluster { ctas: 16 }, narrow, 1024),
-        spec(Mapping::Staged, narrow, 512),
-    ]
-}
-
-/// The plain operator, then interfaces that together use every part.
-fn interfaces() -> Vec<Io> {
-    let io = |values, order, ties, rows, transform| Io {
-        values,
-        order,
-        ties,
-        rows,
-        transform,
-    };
-    let (any, sorted) = (Order::Any, Order::Sorted);
-    let (free, lowest) = (Ties::Any, Ties::Lowest);
-    let relative = Rows::Window { relative: true };
-    let absolute = Rows::Window { relative: false };
-    vec![
-        Io::DEFAULT,
-        io(true, any, free, Rows::Lengths, Transform::None),
-        io(false, sorted, free, Rows::Lengths, Transform::None),
-        io(false, any, lowest, Rows::Lengths, Transform::None),
-        io(true, sorted, lowest, Rows::Lengths, Transform::None),
-        io(true, any, free, relative, Transform::Offset),
-        io(false, sorted, lowest, absolute, Transform::Paged),
-        io(true, any, free, Rows::Decode, Transform::Paged),
-        io(true, sorted, lowest, relative, Transform::Paged),
-        io(false, any, lowest, Rows::Decode, Transform::Offset),
-    ]
+        })
+        .collect()
 }
 
 /// Rows of the 16-bit type's subnormals of both signs, with zeros of both signs, +-inf and a
@@ -342,7 +280,7 @@ fn long_rows<T: TestScore>(gpu: &Gpu) {
             }
             let base = match base.proposal {
                 Proposal::Sampled { .. } => Spec {
-                    proposal: sampled(128),
+                    proposal: sampled(128, 150, 175),
                     ..base
                 },
                 Proposal::Exact => base,
