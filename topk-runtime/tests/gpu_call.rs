@@ -13,7 +13,8 @@ mod call_support;
 mod gpu_support;
 
 use call_support::{
-    families, inputs, interfaces, row, row_set, sampled, CallInputs, Output, Rng, FAMILIES,
+    bits, check_against_cpu, families, inputs, interfaces, row, sampled, CallInputs, Output, Rng,
+    FAMILIES,
 };
 use gpu_support::gpu;
 use topk_dsl::{Io, Mapping, Order, RowLocalVariant, Rows, Spec, Ties, Transform};
@@ -23,7 +24,7 @@ use topk_runtime::cuda::{
     CallBuffers, CallShape, CudaSelector, DeviceRows, DeviceTransform, Gpu, Plan, PlanRequest,
     RawBuffers, Workspace,
 };
-use topk_runtime::{cpu, Error, Route, RouteStats, ScoreRows};
+use topk_runtime::{Error, Route, RouteStats, ScoreRows};
 
 const WIDTH: usize = 3000;
 /// Rows of a matrix, the row pitch a little wider than the rows (NaN between).
@@ -79,67 +80,6 @@ fn run_gpu(
 
 fn run_cpu(spec: &Spec, scores: &ScoreRows<f32>, io: &CallIo, oracle: bool) -> Output<f32> {
     call_support::run(spec, scores, io, oracle)
-}
-
-fn bits(values: &Option<Vec<f32>>) -> Option<Vec<u32>> {
-    values
-        .as_ref()
-        .map(|v| v.iter().map(|x| x.to_bits()).collect())
-}
-
-/// The GPU's output of a call against the CPU: exact by `verify_with`; the oracle's bytes when
-/// canonical; the oracle's index sets with lowest ties; the CPU selector's routes.
-fn check_against_cpu(
-    spec: &Spec,
-    scores: &ScoreRows<f32>,
-    io: &CallIo,
-    got: &Output<f32>,
-    stats: &RouteStats,
-    label: &str,
-) {
-    let k = spec.k as usize;
-    let report = cpu::verify_with(spec, scores, io, &got.indices, k, got.values.as_deref())
-        .unwrap_or_else(|e| panic!("{label}: {e}"));
-    assert!(report.is_exact(), "{label}: {report}");
-    let want = run_cpu(spec, scores, io, true);
-    if spec.io.canonical_bytes() {
-        assert_eq!(
-            got.indices, want.indices,
-            "{label}: the canonical indices differ from the oracle's"
-        );
-        assert_eq!(
-            bits(&got.values),
-            bits(&want.values),
-            "{label}: the canonical values differ from the oracle's"
-        );
-    } else if spec.io.ties == Ties::Lowest {
-        for r in 0..scores.rows {
-            assert_eq!(
-                row_set(&got.indices, k, r),
-                row_set(&want.indices, k, r),
-                "{label}, row {r}: the lowest-index set differs from the oracle's"
-            );
-        }
-    }
-    let mut out = vec![0; scores.rows * k];
-    let mut cpu_values = spec.io.values.then(|| vec![0f32; scores.rows * k]);
-    let call = CallOut {
-        indices: &mut out,
-        pitch: k,
-        values: cpu_values.as_deref_mut(),
-    };
-    let cpu_stats = cpu::select_with(spec, scores, io, call, true).unwrap();
-    assert_eq!(
-        stats.per_row, cpu_stats.per_row,
-        "{label}: the GPU's routes differ from the CPU backend's"
-    );
-    if spec.mapping != Mapping::Staged {
-        // The stage chain reports the frontier it refines instead (gpu_exact.rs).
-        assert_eq!(
-            stats.candidates, cpu_stats.candidates,
-            "{label}: |Q0| totals differ"
-        );
-    }
 }
 
 /// Each interface of `ios` on `family` at its rank over every row family, the call's arrays

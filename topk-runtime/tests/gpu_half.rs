@@ -14,7 +14,9 @@
 mod call_support;
 mod gpu_support;
 
-use call_support::{inputs, interfaces, row, row_set, sampled, Output, Rng, TestScore, FAMILIES};
+use call_support::{
+    check_against_cpu, inputs, interfaces, row, sampled, Output, Rng, TestScore, FAMILIES,
+};
 use gpu_support::gpu;
 use half::{bf16, f16};
 use topk_dsl::{
@@ -22,7 +24,7 @@ use topk_dsl::{
 };
 use topk_runtime::call::{row_windows, CallIo, CallOut};
 use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
-use topk_runtime::{cpu, Error, Route, RouteStats, ScoreRows};
+use topk_runtime::{Error, Route, RouteStats, ScoreRows};
 
 const WIDTH: usize = 3000;
 /// An odd pitch: consecutive rows start at both 2-byte alignments within a 16-byte vector.
@@ -106,70 +108,6 @@ fn run_gpu<T: TestScore>(
         .select_call(scores, io, out, true)
         .unwrap_or_else(|e| panic!("{label}: {e}"));
     (Output { indices, values }, stats)
-}
-
-fn bits<T: TestScore>(values: &Option<Vec<T>>) -> Option<Vec<u32>> {
-    values
-        .as_ref()
-        .map(|v| v.iter().map(|x| x.to_bits_u32()).collect())
-}
-
-/// The GPU's output against the CPU: exact by `verify_with`; the oracle's bytes (indices and
-/// 16-bit value bits) when canonical; the oracle's index sets with lowest ties; the CPU
-/// selector's routes and |Q0| totals.
-fn check_against_cpu<T: TestScore>(
-    spec: &Spec,
-    scores: &ScoreRows<T>,
-    io: &CallIo,
-    got: &Output<T>,
-    stats: &RouteStats,
-    label: &str,
-) {
-    let k = spec.k as usize;
-    let report = cpu::verify_with(spec, scores, io, &got.indices, k, got.values.as_deref())
-        .unwrap_or_else(|e| panic!("{label}: {e}"));
-    assert!(report.is_exact(), "{label}: {report}");
-    let want = call_support::run(spec, scores, io, true);
-    if spec.io.canonical_bytes() {
-        assert_eq!(
-            got.indices, want.indices,
-            "{label}: indices differ from the oracle's"
-        );
-        assert_eq!(
-            bits(&got.values),
-            bits(&want.values),
-            "{label}: values differ from the oracle's"
-        );
-    } else if spec.io.ties == Ties::Lowest {
-        for r in 0..scores.rows {
-            assert_eq!(
-                row_set(&got.indices, k, r),
-                row_set(&want.indices, k, r),
-                "{label}, row {r}: the lowest-index set differs from the oracle's"
-            );
-        }
-    }
-    let mut out = vec![0; scores.rows * k];
-    let mut cpu_values = spec
-        .io
-        .values
-        .then(|| vec![T::from_f32(0.0); scores.rows * k]);
-    let call = CallOut {
-        indices: &mut out,
-        pitch: k,
-        values: cpu_values.as_deref_mut(),
-    };
-    let cpu_stats = cpu::select_with(spec, scores, io, call, true).unwrap();
-    assert_eq!(
-        stats.per_row, cpu_stats.per_row,
-        "{label}: routes differ from the CPU's"
-    );
-    if spec.mapping != Mapping::Staged {
-        assert_eq!(
-            stats.candidates, cpu_stats.candidates,
-            "{label}: |Q0| totals differ"
-        );
-    }
 }
 
 /// Row family `f` of the shared families, or (one past them) the subnormal rows.

@@ -10,7 +10,7 @@ pub use cpu_support::Rng;
 use half::{bf16, f16};
 use topk_dsl::{Centi, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, Ties, Transform};
 use topk_runtime::call::{CallIo, CallOut, IndexTransform, PageTable, RowSource};
-use topk_runtime::{cpu, Score, ScoreRows};
+use topk_runtime::{cpu, RouteStats, Score, ScoreRows};
 
 /// A score type the tests can make from an FP32 value (rounded) or from random bits.
 pub trait TestScore: Score {
@@ -347,4 +347,69 @@ pub fn interfaces() -> Vec<Io> {
         io(true, sorted, lowest, relative, Transform::Paged),
         io(false, any, lowest, Rows::Decode, Transform::Offset),
     ]
+}
+
+/// The bits of each value (16-bit types in the low half), for byte-exact comparison.
+pub fn bits<T: TestScore>(values: &Option<Vec<T>>) -> Option<Vec<u32>> {
+    values
+        .as_ref()
+        .map(|v| v.iter().map(|x| x.to_bits_u32()).collect())
+}
+
+/// The GPU's output against the CPU: exact by `verify_with`; the oracle's bytes (indices and
+/// 16-bit value bits) when canonical; the oracle's index sets with lowest ties; the CPU
+/// selector's routes and |Q0| totals.
+pub fn check_against_cpu<T: TestScore>(
+    spec: &Spec,
+    scores: &ScoreRows<T>,
+    io: &CallIo,
+    got: &Output<T>,
+    stats: &RouteStats,
+    label: &str,
+) {
+    let k = spec.k as usize;
+    let report = cpu::verify_with(spec, scores, io, &got.indices, k, got.values.as_deref())
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert!(report.is_exact(), "{label}: {report}");
+    let want = run(spec, scores, io, true);
+    if spec.io.canonical_bytes() {
+        assert_eq!(
+            got.indices, want.indices,
+            "{label}: indices differ from the oracle's"
+        );
+        assert_eq!(
+            bits(&got.values),
+            bits(&want.values),
+            "{label}: values differ from the oracle's"
+        );
+    } else if spec.io.ties == Ties::Lowest {
+        for r in 0..scores.rows {
+            assert_eq!(
+                row_set(&got.indices, k, r),
+                row_set(&want.indices, k, r),
+                "{label}, row {r}: the lowest-index set differs from the oracle's"
+            );
+        }
+    }
+    let mut out = vec![0; scores.rows * k];
+    let mut cpu_values = spec
+        .io
+        .values
+        .then(|| vec![T::from_f32(0.0); scores.rows * k]);
+    let call = CallOut {
+        indices: &mut out,
+        pitch: k,
+        values: cpu_values.as_deref_mut(),
+    };
+    let cpu_stats = cpu::select_with(spec, scores, io, call, true).unwrap();
+    assert_eq!(
+        stats.per_row, cpu_stats.per_row,
+        "{label}: routes differ from the CPU's"
+    );
+    if spec.mapping != Mapping::Staged {
+        assert_eq!(
+            stats.candidates, cpu_stats.candidates,
+            "{label}: |Q0| totals differ"
+        );
+    }
 }
