@@ -13,8 +13,8 @@ mod call_support;
 mod gpu_support;
 
 use call_support::{
-    bits, check_against_cpu, families, inputs, interfaces, row, sampled, CallInputs, Output, Rng,
-    FAMILIES,
+    bits, check_against_cpu, families, inputs, interfaces, row, sampled, sanitize_maps,
+    sanitize_wants, CallInputs, Output, Rng, FAMILIES,
 };
 use gpu_support::gpu;
 use topk_dsl::{Io, Mapping, Order, RowLocalVariant, Rows, Spec, Ties, Transform};
@@ -596,18 +596,8 @@ fn bad_windows_and_transforms_raise_status_bits() {
 #[ignore = "needs a GPU: run with --ignored on a GPU host (bench/sanitize.sh runs it)"]
 fn sanitizer_workload() {
     let gpu = gpu();
-    let maps = std::env::var("TOPK_SANITIZE_MAPS")
-        .unwrap_or_else(|_| "persistent,rowlocal,kvsplit,cluster,staged".into());
-    let wanted = |spec: &Spec| {
-        let name = match spec.mapping {
-            Mapping::Persistent => "persistent",
-            Mapping::RowLocal(_) => "rowlocal",
-            Mapping::KvSplit { .. } => "kvsplit",
-            Mapping::Cluster { .. } => "cluster",
-            Mapping::Staged => "staged",
-        };
-        maps.split(',').any(|m| m.trim() == name)
-    };
+    let maps = sanitize_maps();
+    let wanted = |spec: &Spec| sanitize_wants(&maps, spec);
     let (k, rows) = (64usize, 9usize);
     let lens = lens(k);
     let mut rng = Rng::new(15);

@@ -15,7 +15,8 @@ mod call_support;
 mod gpu_support;
 
 use call_support::{
-    check_against_cpu, inputs, interfaces, row, sampled, Output, Rng, TestScore, FAMILIES,
+    check_against_cpu, inputs, interfaces, row, sampled, sanitize_maps, sanitize_wants, Output,
+    Rng, TestScore, FAMILIES,
 };
 use gpu_support::gpu;
 use half::{bf16, f16};
@@ -337,18 +338,8 @@ fn nan_in_sixteen_bit_rows_is_reported() {
 #[ignore = "needs a GPU: run with --ignored on a GPU host (bench/sanitize.sh runs it)"]
 fn sanitizer_workload_sixteen_bit() {
     let gpu = gpu();
-    let maps = std::env::var("TOPK_SANITIZE_MAPS")
-        .unwrap_or_else(|_| "persistent,rowlocal,kvsplit,cluster,staged".into());
-    let wanted = |spec: &Spec| {
-        let name = match spec.mapping {
-            Mapping::Persistent => "persistent",
-            Mapping::RowLocal(_) => "rowlocal",
-            Mapping::KvSplit { .. } => "kvsplit",
-            Mapping::Cluster { .. } => "cluster",
-            Mapping::Staged => "staged",
-        };
-        maps.split(',').any(|m| m.trim() == name)
-    };
+    let maps = sanitize_maps();
+    let wanted = |spec: &Spec| sanitize_wants(&maps, spec);
     let all = interfaces();
     // Values, sorted order, lowest ties, an absolute window, decode rows and the page table.
     let ios = [all[5], all[6]];

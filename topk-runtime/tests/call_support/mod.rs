@@ -413,3 +413,22 @@ pub fn check_against_cpu<T: TestScore>(
         );
     }
 }
+
+/// The families the sanitizer workloads run (`TOPK_SANITIZE_MAPS`, comma-separated
+/// `persistent`, `rowlocal`, `kvsplit`, `cluster`, `staged`; all when unset).
+pub fn sanitize_maps() -> String {
+    std::env::var("TOPK_SANITIZE_MAPS")
+        .unwrap_or_else(|_| "persistent,rowlocal,kvsplit,cluster,staged".into())
+}
+
+/// Whether `maps` (as [`sanitize_maps`] gives it) names the family of `spec`.
+pub fn sanitize_wants(maps: &str, spec: &Spec) -> bool {
+    let name = match spec.mapping {
+        Mapping::Persistent => "persistent",
+        Mapping::RowLocal(_) => "rowlocal",
+        Mapping::KvSplit { .. } => "kvsplit",
+        Mapping::Cluster { .. } => "cluster",
+        Mapping::Staged => "staged",
+    };
+    maps.split(',').any(|m| m.trim() == name)
+}
