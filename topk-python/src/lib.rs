@@ -145,6 +145,33 @@ fn cpu_spec(k: usize, width: usize) -> String {
     cpu::default_spec(k, width).to_string()
 }
 
+/// The device call of an eager `cuda_select*`: `extents` are `(rows, width, pitch, out_pitch,
+/// k)` as Python passes them; the live row count is `rows`.
+fn eager_call(
+    device: usize,
+    stream: u64,
+    scores: u64,
+    lengths: u64,
+    out: u64,
+    (rows, width, pitch, out_pitch, k): (u64, u64, u64, u64, u64),
+    iface: gpu::Interface,
+) -> PyResult<gpu::DeviceCall> {
+    Ok(gpu::DeviceCall {
+        device,
+        stream,
+        scores,
+        rows: to_u32("rows", rows)?,
+        width: to_u32("width", width)?,
+        pitch,
+        lengths,
+        live_rows: 0,
+        out,
+        out_pitch,
+        k: to_u32("K", k)?,
+        iface,
+    })
+}
+
 /// An eager GPU call on the caller's stream with the cached plan of its capacity bucket.
 /// `lengths` 0: every row full. With `check`, synchronizes and raises on the status word.
 #[pyfunction]
@@ -163,20 +190,16 @@ fn cuda_select(
     k: u64,
     check: bool,
 ) -> PyResult<()> {
-    let call = gpu::DeviceCall {
+    let extents = (rows, width, pitch, out_pitch, k);
+    let call = eager_call(
         device,
         stream,
         scores,
-        rows: to_u32("rows", rows)?,
-        width: to_u32("width", width)?,
-        pitch,
         lengths,
-        live_rows: 0,
         out,
-        out_pitch,
-        k: to_u32("K", k)?,
-        iface: gpu::Interface::PLAIN,
-    };
+        extents,
+        gpu::Interface::PLAIN,
+    )?;
     if call.rows == 0 {
         return Ok(());
     }
@@ -214,20 +237,8 @@ fn cuda_select_call(
         io,
         buffers: device_buffers(&io, buffers)?,
     };
-    let call = gpu::DeviceCall {
-        device,
-        stream,
-        scores,
-        rows: to_u32("rows", rows)?,
-        width: to_u32("width", width)?,
-        pitch,
-        lengths,
-        live_rows: 0,
-        out,
-        out_pitch,
-        k: to_u32("K", k)?,
-        iface,
-    };
+    let extents = (rows, width, pitch, out_pitch, k);
+    let call = eager_call(device, stream, scores, lengths, out, extents, iface)?;
     if call.rows == 0 {
         return Ok(0);
     }
