@@ -1,5 +1,6 @@
 //! `topk`: exact sample-guided Top-K for long, ragged score rows.
 pub mod backend;
+pub mod cli;
 pub mod io;
 mod kernel_const;
 pub mod units;

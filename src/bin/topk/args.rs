@@ -1,7 +1,7 @@
 //! Arguments several subcommands share: K, the backend, and the selector spec.
 
-use crate::error::CliError;
 use clap::{Args, ValueEnum};
+use topk::cli::CliError;
 use topk_dsl::{Spec, MAX_K, PRESETS};
 use topk_runtime::data::Profile;
 

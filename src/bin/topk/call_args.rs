@@ -3,10 +3,10 @@
 //! with the score file's dtype.
 
 use crate::args::{BackendChoice, SpecChoice};
-use crate::error::CliError;
 use clap::Args;
 use std::path::PathBuf;
 use topk::backend::{self, Backend, Resolved};
+use topk::cli::CliError;
 use topk_dsl::{Digits, Dtype, Io, Order, Rows, Spec, Ties, Transform};
 
 /// Where each row's valid scores lie.

@@ -4,10 +4,10 @@
 //! named by its flag in errors.
 
 use crate::call_args::{OutputArgs, RowArgs};
-use crate::error::CliError;
 use crate::progress;
 use half::{bf16, f16};
 use std::path::Path;
+use topk::cli::CliError;
 use topk::io::{self, ArrayFile, Element, ElementType, IoError};
 use topk_dsl::{Dtype, Spec};
 use topk_runtime::call::{CallIo, IndexTransform, PageTable, RowSource};

@@ -2,11 +2,11 @@
 //! for the planner.
 
 use crate::args::parse_profile;
-use crate::error::CliError;
 use crate::{progress, report, CmdResult};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use topk::cli::CliError;
 use topk_runtime::autotune::Store;
 use topk_runtime::cuda::timing::TimingProtocol;
 use topk_runtime::cuda::tune::tune_shape;

@@ -1,12 +1,12 @@
 //! `topk gen`: generated score matrices, written as `.npy` files.
 
 use crate::args::{parse_k, parse_profile};
-use crate::error::CliError;
 use crate::inputs::{self, LengthsKind};
 use crate::{progress, report, CmdResult};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use topk::cli::CliError;
 
 const EXAMPLES: &str = "\
 Examples:

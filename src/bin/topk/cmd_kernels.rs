@@ -1,9 +1,9 @@
 //! `topk kernels`: the kernels every preset generates, and whether NVRTC compiles them.
 
-use crate::error::CliError;
 use crate::{progress, report, CmdResult, EXIT_FAILED_CHECK};
 use clap::Args;
 use std::process::ExitCode;
+use topk::cli::CliError;
 use topk_dsl::PRESETS;
 use topk_runtime::cuda::nvrtc::{self, Arch};
 

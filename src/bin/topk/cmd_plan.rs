@@ -2,10 +2,10 @@
 //! default map over a grid of shapes.
 
 use crate::args::SpecChoice;
-use crate::error::CliError;
 use crate::{report, CmdResult};
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
+use topk::cli::CliError;
 use topk_runtime::cuda::{Gpu, Plan, PlanRequest, SpecSource};
 use topk_runtime::policy::{self, DeviceFacts, Grid, Shape};
 

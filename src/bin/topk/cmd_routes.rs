@@ -2,10 +2,10 @@
 //! proposal policies over generated data (the statistics half of the paper's §6.4 ablations).
 
 use crate::args::parse_profile;
-use crate::error::CliError;
 use crate::{progress, report, CmdResult};
 use clap::Args;
 use std::process::ExitCode;
+use topk::cli::CliError;
 use topk_dsl::{Centi, Proposal, Spec};
 use topk_runtime::data::route_rates::{route_rates, row_outcomes, view_underfill, ViewShape};
 use topk_runtime::data::Profile;

@@ -3,12 +3,12 @@
 use crate::args::{parse_k, BackendChoice, SpecChoice};
 use crate::call_args::{self, OutputArgs, RowArgs};
 use crate::call_inputs::{self, CallFiles, ScoreFile};
-use crate::error::CliError;
 use crate::{inputs, progress, report, select_call, CmdResult};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use topk::backend;
+use topk::cli::CliError;
 use topk_dsl::{Dtype, Spec};
 
 const EXAMPLES: &str = "\

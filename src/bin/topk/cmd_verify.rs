@@ -4,11 +4,11 @@ use crate::args::{parse_k, SpecChoice};
 use crate::call_args::{self, OutputArgs, RowArgs};
 use crate::call_inputs::{self, CallFiles};
 use crate::cmd_select::named_dtype;
-use crate::error::CliError;
 use crate::{inputs, progress, report, select_call, CmdResult, EXIT_FAILED_CHECK};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use topk::cli::CliError;
 use topk_dsl::Dtype;
 
 const EXAMPLES: &str = "\

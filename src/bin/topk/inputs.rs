@@ -1,9 +1,9 @@
 //! Loading a selection problem from files, with every check that can fail made before the
 //! selection starts, and the output path checked before any work is done.
 
-use crate::error::CliError;
 use crate::progress;
 use std::path::Path;
+use topk::cli::CliError;
 use topk::io::{self, ArrayFile, IoError, Scores};
 use topk_runtime::data::Profile;
 use topk_runtime::ScoreMatrix;

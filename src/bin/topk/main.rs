@@ -13,15 +13,14 @@ mod cmd_routes;
 mod cmd_select;
 mod cmd_spec;
 mod cmd_verify;
-mod error;
 mod inputs;
 mod progress;
 mod report;
 mod select_call;
 
 use clap::{Parser, Subcommand};
-use error::CliError;
 use std::process::ExitCode;
+pub use topk::cli::{CliError, EXIT_FAILED_CHECK};
 
 /// Exact sample-guided Top-K for long, ragged score rows.
 ///
@@ -54,12 +53,6 @@ enum Command {
     Routes(cmd_routes::RoutesArgs),
 }
 
-/// Exit status of a command that ran to the end but found its result wanting (a contract
-/// violation, an inexact result, a kernel that does not compile).
-pub const EXIT_FAILED_CHECK: u8 = 1;
-/// Exit status of a command that could not run: bad input, bad arguments, missing device.
-pub const EXIT_BAD_INPUT: u8 = 2;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -74,13 +67,7 @@ fn main() -> ExitCode {
         Command::Plan(a) => cmd_plan::run(a),
         Command::Routes(a) => cmd_routes::run(a),
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(EXIT_BAD_INPUT)
-        }
-    }
+    topk::cli::exit_with(result)
 }
 
 /// What a subcommand returns: its exit status, or the error that stopped it.

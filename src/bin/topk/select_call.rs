@@ -3,11 +3,11 @@
 //! of it; `verify` on the CPU.
 
 use crate::call_inputs::{read_values, score_rows, AnyScores, CallFiles};
-use crate::error::CliError;
 use crate::{inputs, progress};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use topk::backend::Backend;
+use topk::cli::CliError;
 use topk::io::{self, Element};
 use topk_dsl::Spec;
 use topk_runtime::call::{row_windows, CallIo, CallOut};

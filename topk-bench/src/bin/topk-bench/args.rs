@@ -1,8 +1,8 @@
 //! Arguments the subcommands share: K, the data profile, the backend and the selector spec.
 
-use crate::error::CliError;
 use clap::{Args, ValueEnum};
 use topk::backend::{self, Backend, Resolved};
+use topk::cli::CliError;
 use topk_dsl::{Spec, MAX_K, PRESETS};
 use topk_runtime::data::Profile;
 

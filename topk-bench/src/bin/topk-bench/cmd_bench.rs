@@ -1,12 +1,12 @@
 //! `topk-bench bench`: time the selection alone on one input, verified.
 
 use crate::args::{parse_k, parse_profile, BackendChoice, SpecChoice};
-use crate::error::CliError;
 use crate::{report, CmdResult, EXIT_FAILED_CHECK};
 use clap::{ArgGroup, Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use topk::backend::{self, Backend, Benchmark, Repetitions, Resolved};
+use topk::cli::CliError;
 use topk_bench::FLOOR_READ_BYTES_PER_S;
 use topk_dsl::Spec;
 use topk_runtime::cuda::{DeviceMatrix, Gpu};

@@ -1,11 +1,11 @@
 //! `topk-bench plot`: SVG charts of the merged benchmark results and of the GPU bench logs.
 
-use crate::error::CliError;
 use crate::plot::{self, Measurement, Merged, Source};
 use crate::{report, CmdResult};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use topk::cli::CliError;
 use topk::io::{AtomicFile, IoError};
 
 const EXAMPLES: &str = "\

@@ -1,10 +1,10 @@
 //! `topk-bench stats`: what generated score profiles look like to the selector.
 
 use crate::args::{parse_k, parse_profile};
-use crate::error::CliError;
 use crate::{report, CmdResult};
 use clap::Args;
 use std::process::ExitCode;
+use topk::cli::CliError;
 use topk_bench::profile_stats::{profile_stats, UNDERFILL_RHO, UNDERFILL_STRIDE};
 use topk_runtime::data::Profile;
 

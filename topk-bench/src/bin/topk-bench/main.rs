@@ -5,13 +5,12 @@ mod args;
 mod cmd_bench;
 mod cmd_plot;
 mod cmd_stats;
-mod error;
 mod plot;
 mod report;
 
 use clap::{Parser, Subcommand};
-use error::CliError;
 use std::process::ExitCode;
+pub use topk::cli::{CliError, EXIT_FAILED_CHECK};
 
 /// The benchmark harness of the topk selector.
 ///
@@ -34,25 +33,13 @@ enum Command {
     Plot(cmd_plot::PlotArgs),
 }
 
-/// Exit status of a command that ran to the end but found its result wanting (an inexact
-/// benchmark).
-pub const EXIT_FAILED_CHECK: u8 = 1;
-/// Exit status of a command that could not run: bad input, bad arguments, missing device.
-pub const EXIT_BAD_INPUT: u8 = 2;
-
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Bench(a) => cmd_bench::run(a),
         Command::Stats(a) => cmd_stats::run(a),
         Command::Plot(a) => cmd_plot::run(a),
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(EXIT_BAD_INPUT)
-        }
-    }
+    topk::cli::exit_with(result)
 }
 
 /// What a subcommand returns: its exit status, or the error that stopped it.
