@@ -4,47 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The result of one `topk` run.
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Run {
-    /// The run failed with exit code 2 and one `error: ...` line that mentions every needle.
-    pub fn assert_bad_input(&self, needles: &[&str]) {
-        assert_eq!(self.code, 2, "expected exit 2; stderr: {}", self.stderr);
-        let lines: Vec<&str> = self
-            .stderr
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .collect();
-        assert_eq!(
-            lines.len(),
-            1,
-            "expected one error line, got: {:?}",
-            self.stderr
-        );
-        assert!(lines[0].starts_with("error: "), "{:?}", lines[0]);
-        for n in needles {
-            assert!(
-                lines[0].to_lowercase().contains(&n.to_lowercase()),
-                "error line {:?} does not mention {n:?}",
-                lines[0]
-            );
-        }
-        assert!(!self.stderr.contains("panicked"), "{}", self.stderr);
-    }
-
-    pub fn assert_success(&self) {
-        assert_eq!(
-            self.code, 0,
-            "expected success; stdout: {}\nstderr: {}",
-            self.stdout, self.stderr
-        );
-    }
-}
+mod run;
+pub use run::Run;
 
 pub fn topk(args: &[&str]) -> Run {
     topk_env(args, &[])
