@@ -148,10 +148,7 @@ impl CudaSelector {
         let host_out = stream
             .clone_dtoh(&d_out)
             .map_err(|e| cuda("downloading indices", e))?;
-        for row in 0..rows {
-            let src = &host_out[row * r.out_pitch as usize..][..k];
-            out[row * out_pitch..][..k].copy_from_slice(src);
-        }
+        copy_rows(&host_out, r.out_pitch as usize, out, out_pitch, rows, k);
         let info = stream
             .clone_dtoh(&d_info)
             .map_err(|e| cuda("downloading row statistics", e))?;
