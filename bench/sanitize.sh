@@ -5,8 +5,10 @@
 # persistent, cluster and row-local kernels with the same parts. The workload is the GPU test
 # `sanitizer_workload` (topk-runtime/tests/gpu_call.rs): short rows, every output checked
 # against the CPU backend; memcheck also runs `sanitizer_workload_sixteen_bit`
-# (topk-runtime/tests/gpu_half.rs), the same with f16 and bf16 scores on every family. Run on the GPU machine from the repository root with .gpu/ built by
-# scripts/gpu-bundle.sh:
+# (topk-runtime/tests/gpu_half.rs), the same with f16 and bf16 scores on every family, and
+# every tool `sanitizer_workload_prior` (topk-runtime/tests/gpu_prior.rs), a row's prior and
+# boundary output on the families that take them. Run on the GPU machine from the repository
+# root with .gpu/ built by scripts/gpu-bundle.sh:
 #
 #   bash bench/sanitize.sh            # all three tools
 #   TOOLS="memcheck" bash bench/sanitize.sh
@@ -26,7 +28,7 @@ if [[ -z "$sanitizer" ]]; then
   echo "compute-sanitizer not found: install the CUDA toolkit or set CUDA_HOME" >&2
   exit 2
 fi
-for binary in gpu_call gpu_half; do
+for binary in gpu_call gpu_half gpu_prior; do
   if [[ ! -x .gpu/$binary ]]; then
     echo ".gpu/$binary not found: run scripts/gpu-bundle.sh on the build machine first" >&2
     exit 2
@@ -55,8 +57,12 @@ for tool in ${TOOLS:-memcheck racecheck synccheck}; do
     memcheck)
       run memcheck persistent,rowlocal,kvsplit,cluster,staged
       run memcheck persistent,rowlocal,kvsplit,cluster,staged "" gpu_half sanitizer_workload_sixteen_bit
+      run memcheck persistent,rowlocal "" gpu_prior sanitizer_workload_prior
       ;;
-    racecheck | synccheck) run "$tool" persistent,cluster,rowlocal quick ;;
+    racecheck | synccheck)
+      run "$tool" persistent,cluster,rowlocal quick
+      run "$tool" persistent,rowlocal "" gpu_prior sanitizer_workload_prior
+      ;;
     *) echo "unknown tool $tool (memcheck, racecheck, synccheck)" >&2; exit 2 ;;
   esac
 done

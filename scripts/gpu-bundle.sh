@@ -10,7 +10,7 @@ mkdir -p .gpu
 cp target/release/topk target/release/topk-bench target/release/operator-matrix \
   target/release/context-parallel target/release/interface-cost .gpu/
 # Test binaries: `cargo test --no-run` prints their paths.
-cargo test --release -p topk-runtime --test gpu_exact --test gpu_call --test gpu_half --test gpu_policy --test gpu_sharded --test data_generator_gpu --no-run --message-format=json 2>/dev/null \
+cargo test --release -p topk-runtime --test gpu_exact --test gpu_call --test gpu_half --test gpu_prior --test gpu_policy --test gpu_sharded --test data_generator_gpu --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)

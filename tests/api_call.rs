@@ -32,12 +32,14 @@ fn the_readme_call_example_selects_the_two_lowest_equal_scores_of_the_window() {
             ends: &[5],
         },
         transform: IndexTransform::None,
+        prior: None,
     };
     let (mut idx, mut vals) = ([0i32; 2], [0f32; 2]);
     let out = CallOut {
         indices: &mut idx,
         pitch: 2,
         values: Some(&mut vals),
+        boundary: None,
     };
     cpu::select_with(&spec, &rows, &io, out, false).unwrap();
     assert_eq!((idx, vals), ([0, 2], [3.0, 3.0]));

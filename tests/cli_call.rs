@@ -444,3 +444,127 @@ fn interface_flags_are_refused_where_they_cannot_run() {
         assert_eq!(r.code, 2, "{extra:?}: {}", r.stderr);
     }
 }
+
+/// A decode step's boundary as the next step's prior: `--boundary-out` writes each row's K-th
+/// largest score (NaN for a row of L <= K), `--prior` takes it (the output is the same either
+/// way; the routes say the prior certified), `verify --boundary` checks one, and bad prior
+/// files are refused with nothing written.
+#[test]
+fn the_boundary_of_one_step_is_the_prior_of_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (rows, width) = (4usize, 3000usize);
+    let data: Vec<f32> = (0..rows * width)
+        .map(|i| ((i * 7919) % 10007) as f32 * 0.01)
+        .collect();
+    let sc = write(d, "s.npy", &[rows, width], &data);
+    let lengths = write(d, "l.npy", &[rows], &[3000i32, 2500, 40, 1000]);
+    let (first, bound) = (d.join("i1.npy"), d.join("b1.npy"));
+    let select = |extra: &[&str]| {
+        let mut args = vec![
+            "select",
+            "--scores",
+            s(&sc),
+            "--lengths",
+            s(&lengths),
+            "--k",
+            "64",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let r = select(&[
+        "--out",
+        s(&first),
+        "--boundary-out",
+        s(&bound),
+        "--deterministic",
+        "--sorted",
+    ]);
+    r.assert_success();
+    assert!(
+        r.stdout
+            .contains(&format!("boundaries -> {}", bound.display())),
+        "{}",
+        r.stdout
+    );
+    let b = npy_f32(&bound);
+    assert_eq!(b.len(), rows);
+    assert!(
+        b[2].is_nan(),
+        "a row of 40 <= K scores has no boundary: {b:?}"
+    );
+    for r in [0usize, 1, 3] {
+        let len = [3000usize, 2500, 40, 1000][r];
+        let mut row = data[r * width..][..len].to_vec();
+        row.sort_by(|a, b| b.total_cmp(a));
+        assert_eq!(b[r], row[63], "row {r}: the 64th largest score");
+    }
+    let (second, bound2) = (d.join("i2.npy"), d.join("b2.npy"));
+    let r = select(&[
+        "--out",
+        s(&second),
+        "--prior",
+        s(&bound),
+        "--boundary-out",
+        s(&bound2),
+        "--deterministic",
+        "--sorted",
+    ]);
+    r.assert_success();
+    assert!(r.stdout.contains("prior-primary 3"), "{}", r.stdout);
+    assert_eq!(indices(&first), indices(&second));
+    let verify = |boundary: &Path| {
+        run(&[
+            "verify",
+            "--scores",
+            s(&sc),
+            "--lengths",
+            s(&lengths),
+            "--k",
+            "64",
+            "--indices",
+            s(&second),
+            "--boundary",
+            s(boundary),
+            "--deterministic",
+            "--sorted",
+        ])
+    };
+    verify(&bound2).assert_success();
+    let mut wrong = b.clone();
+    wrong[1] += 0.5;
+    let wrong = write(d, "wrong.npy", &[rows], &wrong);
+    let r = verify(&wrong);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("row 1") && r.stdout.contains("K-th largest"),
+        "{}",
+        r.stdout
+    );
+    let out = d.join("never.npy");
+    let short = write(d, "short.npy", &[2], &[1.0f32, 2.0]);
+    let ints = write(d, "ints.npy", &[rows], &[1i32, 2, 3, 4]);
+    let before = files_in(d);
+    for (prior, needles) in [
+        (&short, &["--prior", "2 values", "4 rows"][..]),
+        (&ints, &["--prior", "int32", "float32"][..]),
+    ] {
+        select(&["--out", s(&out), "--prior", s(prior)]).assert_bad_input(needles);
+        assert_eq!(files_in(d), before, "a refused prior left a file behind");
+    }
+    select(&[
+        "--out",
+        s(&out),
+        "--prior",
+        s(&bound),
+        "--prior-bins",
+        "9/2",
+    ])
+    .assert_bad_input(&["prior", "9/2"]);
+    select(&["--out", s(&out), "--prior", s(&bound), "--backend", "cuda"]).assert_bad_input(&[
+        "--backend cuda",
+        "prior",
+        "--backend cpu",
+    ]);
+}

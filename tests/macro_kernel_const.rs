@@ -133,6 +133,7 @@ fn interface_keys_set_the_interface_and_a_sixteen_bit_spec_has_its_source() {
                 ties: Ties::Lowest,
                 rows: Rows::Window { relative: true },
                 transform: Transform::Paged,
+                ..Io::DEFAULT
             },
             ..Spec::default()
         }

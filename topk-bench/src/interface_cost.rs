@@ -193,7 +193,11 @@ impl CallArrays {
                 page_size: PAGE_SIZE,
             }),
         };
-        CallIo { rows, transform }
+        CallIo {
+            rows,
+            transform,
+            prior: None,
+        }
     }
 }
 

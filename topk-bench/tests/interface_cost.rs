@@ -116,6 +116,7 @@ fn select(
         indices: &mut indices,
         pitch: K,
         values: values.as_deref_mut(),
+        boundary: None,
     };
     select_with(&spec, scores, &arrays.call_io(variant, lengths), out, false).unwrap();
     (indices, values)

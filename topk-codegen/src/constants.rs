@@ -1,7 +1,7 @@
 //! The `constexpr` block that specializes the shared CUDA body to one Spec.
 use crate::family::{samples, Family, Layout, REGISTER_ITEMS, SCRATCH_AND_COUNTERS, SEGMENT_CAP};
 use std::fmt::Write;
-use topk_dsl::{Dtype, Io, Order, Rows, Spec, Ties, Transform};
+use topk_dsl::{Dtype, Io, Order, Prior, Rows, Spec, Ties, Transform};
 
 /// float4 loads in flight per thread in the complete-row pass.
 const UNROLL: u32 = 6;
@@ -45,7 +45,7 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         .unwrap();
     }
     if !spec.io.is_default() {
-        s.push_str(&call_interface(&spec.io, spec.k));
+        s.push_str(&call_interface(&spec.io, spec.k, spec.prior_cap()));
     }
     writeln!(s, "#define ENTRY {entry}").unwrap();
     s.push_str(&digit_functions(spec));
@@ -297,7 +297,7 @@ fn score_type(dtype: Dtype) -> String {
 /// The call interface's constants (`docs/interface.md`), for a spec beyond the plain operator
 /// only: `CALL_IO` switches the fragments' interface code on, so a plain spec's source is the
 /// plain operator's.
-fn call_interface(io: &Io, k: u32) -> String {
+fn call_interface(io: &Io, k: u32, prior_cap: u32) -> String {
     let mut s = String::from("#define CALL_IO 1  // the call interface (docs/interface.md)\n");
     let mut c = |name: &str, ty: &str, value: String, why: &str| {
         writeln!(s, "constexpr {ty} {name} = {value};  // {why}").unwrap();
@@ -360,6 +360,30 @@ fn call_interface(io: &Io, k: u32) -> String {
         sort_slots(k).to_string(),
         "pairs of the output sort: K up to a power of two",
     );
+    if let Prior::Bins { primary, rescue } = io.prior {
+        s.push_str("#define CALL_PRIOR 1  // a row proposes from its prior boundary first\n");
+        let mut c = |name: &str, value: String, why: &str| {
+            writeln!(s, "constexpr int {name} = {value};  // {why}").unwrap();
+        };
+        c(
+            "PRIOR_PRIMARY_BINS",
+            primary.to_string(),
+            "coarse bins below the prior's that its cutoff reaches",
+        );
+        c(
+            "PRIOR_RESCUE_BINS",
+            rescue.to_string(),
+            "coarse bins below the prior's that its band reaches",
+        );
+        c(
+            "PRIOR_CAP",
+            prior_cap.to_string(),
+            "most scores a prior may admit (Spec::prior_cap)",
+        );
+    }
+    if io.boundary {
+        s.push_str("#define CALL_BOUNDARY 1  // each row's K-th largest score is written\n");
+    }
     s
 }
 

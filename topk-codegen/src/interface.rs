@@ -10,7 +10,7 @@
 
 use crate::Family;
 use std::fmt::Write;
-use topk_dsl::{Io, Rows, Transform};
+use topk_dsl::{Io, Prior, Rows, Transform};
 
 /// Route codes a kernel writes into a row's route info (paper Table 2); `topk_runtime::Route`
 /// takes its discriminants from here.
@@ -25,6 +25,10 @@ pub mod route {
     pub const RECOVERY: u8 = 3;
     /// The exact coarse route from the start.
     pub const DIRECT_EXACT: u8 = 4;
+    /// The row's prior boundary certified at its cutoff.
+    pub const PRIOR_PRIMARY: u8 = 5;
+    /// The prior's cutoff underfilled; its rescue band certified.
+    pub const PRIOR_RESCUE: u8 = 6;
 }
 
 /// Status bits the kernels raise in a launch's status word.
@@ -95,6 +99,8 @@ pub enum CType {
     I32Ptr,
     U32Ptr,
     ConstU32Ptr,
+    ConstF32Ptr,
+    F32Ptr,
     Int,
     LongLong,
 }
@@ -109,6 +115,8 @@ impl CType {
             CType::I32Ptr => "int* __restrict__",
             CType::U32Ptr => "u32* __restrict__",
             CType::ConstU32Ptr => "const u32* __restrict__",
+            CType::ConstF32Ptr => "const float* __restrict__",
+            CType::F32Ptr => "float* __restrict__",
             CType::Int => "int",
             CType::LongLong => "long long",
         }
@@ -144,8 +152,8 @@ pub struct Entry {
     /// The parameters before the row source (all of them when `call` is false).
     pub head: &'static [Param],
     /// Whether the entry takes the call interface: the row source ([`rows_params`]) after
-    /// `head`, then `tail`, then the transform's ([`transform_params`]) and the values'
-    /// ([`VALUES`]) parameters.
+    /// `head`, then `tail`, then the transform's ([`transform_params`]), the values'
+    /// ([`VALUES`]), the prior's ([`PRIOR`]) and the boundary's ([`BOUNDARY`]) parameters.
     pub call: bool,
     /// The parameters after the row source.
     pub tail: &'static [Param],
@@ -163,6 +171,12 @@ impl Entry {
             params.extend_from_slice(transform_params(io.transform));
             if io.values {
                 params.extend_from_slice(VALUES);
+            }
+            if io.prior != Prior::None {
+                params.extend_from_slice(PRIOR);
+            }
+            if io.boundary {
+                params.extend_from_slice(BOUNDARY);
             }
         }
         params
@@ -201,6 +215,19 @@ pub const VALUES: &[Param] = &[param(
     "values",
     ScorePtr,
     "M_cap x out_pitch selected scores",
+)];
+
+/// `prior=P/R`: one prior boundary per row.
+pub const PRIOR: &[Param] = &[param(
+    "prior",
+    ConstF32Ptr,
+    "M_cap prior boundaries (NaN: none)",
+)];
+/// `boundary=true`: each row's K-th largest score.
+pub const BOUNDARY: &[Param] = &[param(
+    "boundary",
+    F32Ptr,
+    "M_cap boundaries written (NaN: L <= K)",
 )];
 
 /// The parameters of a row source, in place of the plain operator's `lengths`.
@@ -374,6 +401,15 @@ pub(crate) fn emit(family: Family, io: &Io) -> String {
     ] {
         define(&format!("ROUTE_{name}"), code.to_string());
     }
+    // Only a kernel with a prior takes its routes (the others keep their source text).
+    if io.prior != Prior::None {
+        for (name, code) in [
+            ("PRIOR_PRIMARY", route::PRIOR_PRIMARY),
+            ("PRIOR_RESCUE", route::PRIOR_RESCUE),
+        ] {
+            define(&format!("ROUTE_{name}"), code.to_string());
+        }
+    }
     for (name, bit) in [
         ("NAN", status::NAN),
         ("BAD_LENGTH", status::BAD_LENGTH),
@@ -429,6 +465,18 @@ pub(crate) fn emit(family: Family, io: &Io) -> String {
 /// Every parameter a call interface may add, in the order of the `CallArgs` struct.
 const CALL_GROUPS: [&[Param]; 6] = [LENGTHS, WINDOW, DECODE, OFFSET, PAGED, VALUES];
 
+/// The prior's and the boundary's groups, only in the struct of a spec that has them (the
+/// fragments read them under `CALL_PRIOR` / `CALL_BOUNDARY`), so every other kernel keeps its
+/// source.
+fn prior_groups(io: &Io) -> impl Iterator<Item = &'static [Param]> {
+    [
+        (io.prior != Prior::None).then_some(PRIOR),
+        io.boundary.then_some(BOUNDARY),
+    ]
+    .into_iter()
+    .flatten()
+}
+
 /// The call interface's arguments as one struct the fragments take apart (`callio.cu`): every
 /// parameter any interface may add, and `CALL_ARGS`, which builds it inside an entry from the
 /// spec's parameters, null or 0 for those it has not.
@@ -436,12 +484,13 @@ fn emit_call_args(io: &Io) -> String {
     let ours: Vec<&str> = [rows_params(io.rows), transform_params(io.transform)]
         .into_iter()
         .chain(io.values.then_some(VALUES))
+        .chain(prior_groups(io))
         .flatten()
         .map(|p| p.name)
         .collect();
     let mut fields = String::new();
     let mut init = Vec::new();
-    for p in CALL_GROUPS.into_iter().flatten() {
+    for p in CALL_GROUPS.into_iter().chain(prior_groups(io)).flatten() {
         writeln!(fields, "  {} {};", p.ty.c(), p.name).unwrap();
         init.push(if ours.contains(&p.name) {
             p.name

@@ -306,6 +306,32 @@ fn the_call_interface_has_a_reviewed_outline() {
     insta::assert_snapshot!("staged-call", composition(&staged).unwrap().outline());
 }
 
+/// A row's prior and boundary output add `CALL_PRIOR` / `CALL_BOUNDARY`, the prior's margins
+/// and cap, their route codes and their two arguments, last in the entry and the struct; the
+/// fragments are the call interface's.
+#[test]
+fn the_prior_and_boundary_have_a_reviewed_outline() {
+    let spec = topk_dsl::Spec::parse("prior=2/8,boundary=true").unwrap();
+    insta::assert_snapshot!("persistent-prior", composition(&spec).unwrap().outline());
+    let source = generate(&spec).unwrap().source;
+    for needle in [
+        "#define CALL_PRIOR 1",
+        "#define CALL_BOUNDARY 1",
+        "constexpr int PRIOR_PRIMARY_BINS = 2;",
+        "constexpr int PRIOR_RESCUE_BINS = 8;",
+        "constexpr int PRIOR_CAP = 8192;",
+        "#define ROUTE_PRIOR_RESCUE 6",
+        "const float* __restrict__ prior,",
+        "float* __restrict__ boundary ",
+    ] {
+        assert!(source.contains(needle), "{needle}");
+    }
+    // Without them the prelude defines neither (the fragments' code for them compiles out).
+    let plain = generate(&topk_dsl::Spec::parse("values=true").unwrap()).unwrap().source;
+    assert!(!plain.contains("#define CALL_PRIOR") && !plain.contains("#define ROUTE_PRIOR"));
+    assert!(!plain.contains("#define CALL_BOUNDARY") && !plain.contains("prior,"));
+}
+
 /// 16-bit scores change only the prelude's score type (`score_t`, `SCORE_BITS`, `SCORE_BF16`),
 /// the kernel's FP32 digits and the parameter types: the fragments are the FP32 spec's.
 #[test]

@@ -24,6 +24,14 @@ impl Proposal {
 }
 
 impl Spec {
+    /// Most scores a row's prior may admit (`prior=P/R`, [`crate::Prior`]): four times K. A
+    /// row of a decode step whose prior admits more starts again from the spec's proposal, so a
+    /// stale or wrong prior costs a pass but never a refinement of a large frontier (the sampled
+    /// routes admit about `rho * K`).
+    pub fn prior_cap(&self) -> u32 {
+        self.k.saturating_mul(4)
+    }
+
     /// Sample rank `q = ceil(rho * k / stride)` of the primary target (paper eq. 15).
     pub fn sample_rank(&self) -> Option<u32> {
         match self.proposal {

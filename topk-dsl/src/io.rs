@@ -20,7 +20,7 @@
 //! kernel then serves every page size and speculative depth. Under CUDA-graph capture they
 //! are device inputs like the lengths, so one captured graph serves every call.
 
-use crate::{Dtype, Spec};
+use crate::{Dtype, Mapping, Spec};
 
 /// The optional inputs and outputs of a selector (the defaults are the plain operator:
 /// lengths in, unordered indices out, ties broken any way).
@@ -37,6 +37,11 @@ pub struct Io {
     pub rows: Rows,
     /// What is written for a selected position.
     pub transform: Transform,
+    /// Whether a row may propose from a boundary the caller passes (a decode step's prior).
+    pub prior: Prior,
+    /// Also write each row's boundary, `boundary[M]` (FP32): the K-th largest score of the
+    /// row's window, NaN for a row of `L <= K`; the next decode step's prior.
+    pub boundary: bool,
 }
 
 impl Io {
@@ -47,6 +52,8 @@ impl Io {
         ties: Ties::Any,
         rows: Rows::Lengths,
         transform: Transform::None,
+        prior: Prior::None,
+        boundary: false,
     };
 
     /// Whether this is [`Io::DEFAULT`], the interface every kernel family generates.
@@ -103,6 +110,33 @@ pub enum Rows {
     Decode,
 }
 
+/// Where a row's proposal may start before its view: a per-row prior boundary, such as the
+/// K-th largest score of the same row at the previous decode step (what `boundary=true`
+/// writes). Exactness never depends on it: the prior's cutoff is certified by the same one-pass
+/// count as a sampled one, and a row whose prior underfills or admits too many scores takes the
+/// spec's own proposal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Prior {
+    /// No prior: every row proposes as the spec's `propose` says.
+    None,
+    /// The call passes `prior[M]` (FP32; NaN: none for that row). A row of `L > K` with a prior
+    /// `p` admits the scores whose coarse bin is at most `primary` bins below the bin of `p`;
+    /// when fewer than K are admitted, the band down to `rescue` bins below (`rescue >=
+    /// primary`; equal: no band); when that still underfills, or the admitted scores exceed
+    /// [`Spec::prior_cap`], the row starts again from the spec's proposal.
+    Bins { primary: u8, rescue: u8 },
+}
+
+impl Prior {
+    /// The margins a caller with no measurement of its own starts from: the cutoff two coarse
+    /// bins below the prior's, the rescue band down to eight (`bench/RESULTS.md`, "A row's
+    /// prior on a decode trace").
+    pub const SUGGESTED: Prior = Prior::Bins {
+        primary: 2,
+        rescue: 8,
+    };
+}
+
 /// What is written for a selected position `i` of row `r` (the index as [`Rows`] makes it,
 /// relative or absolute); `-1` padding is written as it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -136,9 +170,21 @@ impl Spec {
     /// runs instead; `None` when every part is generated. Code generation refuses such a spec
     /// (so nothing on the GPU is silently wrong) and the CLI's `--backend auto` takes the CPU.
     /// Every dtype (FP32, FP16, bfloat16) and every part of the call interface is generated on
-    /// every kernel family today, so this is `None` for every valid spec; it stays the one place
-    /// a part the kernels do not generate would be named.
+    /// every kernel family; a row's prior and boundary output (`prior`, `boundary`) on the
+    /// one-CTA-per-row families (persistent and row-local), whose rows a decode step runs on.
     pub fn gpu_unsupported(&self) -> Option<String> {
-        None
+        let per_row_family = matches!(self.mapping, Mapping::Persistent | Mapping::RowLocal(_));
+        let needs = match (self.io.prior, self.io.boundary) {
+            (Prior::Bins { .. }, _) => "prior=P/R",
+            (_, true) => "boundary=true",
+            _ => return None,
+        };
+        (!per_row_family).then(|| {
+            format!(
+                "{needs} is generated for the one-CTA-per-row kernels (map=persistent, \
+                 map=rowlocal(..)), not for map={}; use one of them, or the CPU backend",
+                self.mapping
+            )
+        })
     }
 }

@@ -17,8 +17,10 @@ mod text_io;
 mod validate;
 
 pub use error::SpecError;
-pub use io::{Io, Order, Rows, Ties, Transform};
-pub use presets::{call_interface_samples, preset, sixteen_bit_samples, Preset, PRESETS};
+pub use io::{Io, Order, Prior, Rows, Ties, Transform};
+pub use presets::{
+    call_interface_samples, preset, prior_samples, sixteen_bit_samples, Preset, PRESETS,
+};
 pub use spec::{
     Centi, Digits, Dtype, Mapping, Proposal, RowLocalVariant, Spec, MAX_K, TAIL_MAX_WAVES,
 };

@@ -193,6 +193,33 @@ pub fn sixteen_bit_samples() -> Vec<Spec> {
     specs
 }
 
+/// A row's prior and boundary output (`prior=P/R`, `boundary=true`) on every family that
+/// generates them (the one-CTA-per-row persistent and row-local kernels), alone, together,
+/// with the rest of the call interface and with 16-bit scores: what the code-generation checks
+/// compile.
+pub fn prior_samples() -> Vec<Spec> {
+    const FAMILIES: [&str; 4] = [
+        "map=persistent",
+        "map=persistent,propose=exact",
+        "map=rowlocal(register),propose=exact,threads=1024",
+        "map=rowlocal(streaming),propose=exact,threads=1024",
+    ];
+    const INTERFACES: [&str; 5] = [
+        "prior=2/8",
+        "boundary=true",
+        "prior=0/0,boundary=true",
+        "prior=1/4,boundary=true,values=true,order=sorted,ties=lowest,rows=decode,transform=paged",
+        "dtype=bf16,prior=2/8,boundary=true,values=true,rows=window(relative)",
+    ];
+    let mut specs = Vec::new();
+    for family in FAMILIES {
+        for io in INTERFACES {
+            specs.push(parse_sample(&format!("{family},{io}")));
+        }
+    }
+    specs
+}
+
 fn parse_sample(text: &str) -> Spec {
     match Spec::parse(text) {
         Ok(spec) => spec,

@@ -6,7 +6,7 @@
 //! `view=run(R)`, `stagger=US`, `tail=RHO@ROWS` and `prefetch=B`, written last and each only
 //! when set (R > 1, US > 0, ROWS > 0, B > 0), and
 //! `exact_below=L` inside `sampled(...)`, written only when L > 0, and the interface fields
-//! (`values`, `order`, `ties`, `rows`, `transform`; `crate::text_io`), written last and only
+//! (`values`, `order`, `ties`, `rows`, `transform`, `prior`, `boundary`; `crate::text_io`), written last and only
 //! when not the default, so that every spec without them keeps the name (and kernel hash) it
 //! had before they existed. [`Spec::parse`] is lenient: fields in any order, spaces around
 //! tokens, omitted fields from `Spec::default()` (but for `digits`, which a 16-bit `dtype` fills
@@ -19,7 +19,7 @@ use std::fmt;
 use std::str::FromStr;
 
 const SPEC_KEYS: &str = "k, dtype, map, propose, coarse, digits, threads, view, stagger, tail, \
-     prefetch, values, order, ties, rows, transform";
+     prefetch, values, order, ties, rows, transform, prior, boundary";
 const SAMPLED_KEYS: &str = "stride, rho, rescue, exact_below";
 
 impl fmt::Display for Spec {

@@ -1,11 +1,11 @@
 //! The text form of a spec's interface fields ([`Io`]): `values=true`, `order=sorted`,
 //! `ties=lowest`, `rows=window(relative)`, `rows=window(absolute)`, `rows=decode`,
-//! `transform=offset` and `transform=paged`. Each is written, after every other field and in
+//! `transform=offset`, `transform=paged`, `prior=P/R` and `boundary=true`. Each is written, after every other field and in
 //! that order, only when it is not the default, so every spec of the plain operator keeps its
 //! name (and kernel hash).
 
 use crate::text::call;
-use crate::{Io, Order, Rows, SpecError, Ties, Transform};
+use crate::{Io, Order, Prior, Rows, SpecError, Ties, Transform};
 use std::fmt;
 use std::str::FromStr;
 
@@ -27,6 +27,12 @@ pub(crate) fn write_io(f: &mut fmt::Formatter<'_>, io: &Io) -> fmt::Result {
     if io.transform != default.transform {
         write!(f, ",transform={}", io.transform)?;
     }
+    if io.prior != default.prior {
+        write!(f, ",prior={}", io.prior)?;
+    }
+    if io.boundary != default.boundary {
+        write!(f, ",boundary={}", io.boundary)?;
+    }
     Ok(())
 }
 
@@ -38,6 +44,8 @@ pub(crate) fn parse_io_field(io: &mut Io, key: &str, value: &str) -> Result<bool
         "ties" => io.ties = value.parse()?,
         "rows" => io.rows = value.parse()?,
         "transform" => io.transform = value.parse()?,
+        "prior" => io.prior = value.parse()?,
+        "boundary" => io.boundary = parse_bool(value, "boundary")?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -154,6 +162,34 @@ impl FromStr for Transform {
                 other,
                 "unknown transform; expected none, offset (index + offset[r]) or paged (through a \
                  page table)",
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Prior {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Prior::None => f.write_str("none"),
+            Prior::Bins { primary, rescue } => write!(f, "{primary}/{rescue}"),
+        }
+    }
+}
+
+impl FromStr for Prior {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        if s == "none" {
+            return Ok(Prior::None);
+        }
+        let bins = |part: &str| part.trim().parse::<u8>().ok();
+        match s.split_once('/').map(|(p, r)| (bins(p), bins(r))) {
+            Some((Some(primary), Some(rescue))) => Ok(Prior::Bins { primary, rescue }),
+            _ => Err(SpecError::parse(
+                s,
+                "expected none or P/R: the coarse bins below a row's prior boundary that its \
+                 cutoff (P) and its rescue band (R >= P) reach, e.g. prior=2/8",
             )),
         }
     }

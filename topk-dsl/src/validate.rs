@@ -1,7 +1,7 @@
 //! The rules a Spec must satisfy. Each rule is one function whose doc comment says why it holds;
 //! errors name the field with the key of the text form (`k`, `map`, `stride`, ...).
 
-use crate::{Centi, Digits, Dtype, Mapping, Proposal, Spec, SpecError, MAX_K};
+use crate::{Centi, Digits, Dtype, Mapping, Prior, Proposal, Spec, SpecError, MAX_K};
 
 /// Block sizes the kernels are written for.
 const THREADS: [u32; 5] = [128, 256, 384, 512, 1024];
@@ -14,6 +14,9 @@ const MAX_TAIL_ROWS: u32 = 1 << 16;
 /// Most row-stream batches sent to L2 ahead (two batches of every worker of a pool are about
 /// half of an H200's 50 MB L2).
 const MAX_PREFETCH: u8 = 2;
+/// Most coarse bins a prior's cutoff or rescue band may reach below the prior's bin (a quarter
+/// of an 11-bit key's bins: far beyond any useful prior, whose row then starts again).
+const MAX_PRIOR_BINS: u8 = 64;
 
 impl Spec {
     /// Check every rule; the first broken one is returned, naming the field (or the two fields
@@ -34,6 +37,7 @@ impl Spec {
     /// | `stagger` | at most 1000 microseconds                                    |
     /// | `tail`    | `RHO@ROWS`: ROWS in `1..=65536`, RHO greater than `rho`, below `rescue`, at most `8.0` |
     /// | `prefetch` | at most 2 batches                                           |
+    /// | `prior`   | `P/R` with `P <= R <= 64` coarse bins                        |
     ///
     /// then the combinations: `rowlocal` needs `propose=exact` and `threads=1024`; `cluster`
     /// needs `threads=512` or `1024`; `threads=384` needs `map=persistent`, `k <= 2048` and
@@ -56,7 +60,8 @@ impl Spec {
         check_view(self.view_run, self.mapping, self.proposal)?;
         check_stagger(self.stagger_us, self.mapping)?;
         check_tail(self.tail_rows, self.tail_rho, self.mapping, self.proposal)?;
-        check_prefetch(self.prefetch, self.mapping)
+        check_prefetch(self.prefetch, self.mapping)?;
+        check_prior(self.io.prior)
     }
 }
 
@@ -452,4 +457,22 @@ fn check_tail(
         ));
     }
     Ok(())
+}
+
+/// `prior=P/R`: the cutoff P coarse bins below a row's prior bin and the rescue band's end R
+/// bins below it, `P <= R` (the band lies below the cutoff; R = P: no band) and at most
+/// `MAX_PRIOR_BINS`.
+fn check_prior(prior: Prior) -> Result<(), SpecError> {
+    match prior {
+        Prior::Bins { primary, rescue } if primary > rescue || rescue > MAX_PRIOR_BINS => {
+            Err(SpecError::invalid(
+                "prior",
+                format!(
+                    "P/R needs P <= R <= {MAX_PRIOR_BINS} coarse bins (R = P: no rescue band), \
+                     got {primary}/{rescue}"
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }

@@ -32,6 +32,7 @@ fn every_interface_field_has_its_documented_spelling_in_order() {
         ties: Ties::Lowest,
         rows: Rows::Window { relative: true },
         transform: Transform::Paged,
+        ..Io::DEFAULT
     };
     let text = format!(
         "{DEFAULT_TEXT},values=true,order=sorted,ties=lowest,rows=window(relative),transform=paged"
@@ -173,6 +174,7 @@ fn the_gpu_generates_every_dtype_and_every_part_of_the_call_interface() {
             ties: Ties::Lowest,
             rows: Rows::Decode,
             transform: Transform::Offset,
+            ..Io::DEFAULT
         },
         Io {
             rows: Rows::Window { relative: false },

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use topk_dsl::{
-    Centi, Digits, Dtype, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, Ties,
+    Centi, Digits, Dtype, Io, Mapping, Order, Prior, Proposal, RowLocalVariant, Rows, Spec, Ties,
     Transform,
 };
 
@@ -51,24 +51,44 @@ fn any_dtype() -> impl Strategy<Value = Dtype> {
 /// Every combination of the interface fields.
 fn any_io() -> impl Strategy<Value = Io> {
     (
-        any::<bool>(),
-        prop::sample::select(vec![Order::Any, Order::Sorted]),
-        prop::sample::select(vec![Ties::Any, Ties::Lowest]),
-        prop::sample::select(vec![
-            Rows::Lengths,
-            Rows::Window { relative: true },
-            Rows::Window { relative: false },
-            Rows::Decode,
-        ]),
-        prop::sample::select(vec![Transform::None, Transform::Offset, Transform::Paged]),
+        (
+            any::<bool>(),
+            prop::sample::select(vec![Order::Any, Order::Sorted]),
+            prop::sample::select(vec![Ties::Any, Ties::Lowest]),
+            prop::sample::select(vec![
+                Rows::Lengths,
+                Rows::Window { relative: true },
+                Rows::Window { relative: false },
+                Rows::Decode,
+            ]),
+            prop::sample::select(vec![Transform::None, Transform::Offset, Transform::Paged]),
+        ),
+        (
+            prop::sample::select(vec![
+                Prior::None,
+                Prior::Bins {
+                    primary: 0,
+                    rescue: 0,
+                },
+                Prior::Bins {
+                    primary: 2,
+                    rescue: 8,
+                },
+            ]),
+            any::<bool>(),
+        ),
     )
-        .prop_map(|(values, order, ties, rows, transform)| Io {
-            values,
-            order,
-            ties,
-            rows,
-            transform,
-        })
+        .prop_map(
+            |((values, order, ties, rows, transform), (prior, boundary))| Io {
+                values,
+                order,
+                ties,
+                rows,
+                transform,
+                prior,
+                boundary,
+            },
+        )
 }
 
 fn valid_sampled() -> impl Strategy<Value = Proposal> {
@@ -287,7 +307,9 @@ proptest! {
             + usize::from(io.order != Order::Any)
             + usize::from(io.ties != Ties::Any)
             + usize::from(io.rows != Rows::Lengths)
-            + usize::from(io.transform != Transform::None);
+            + usize::from(io.transform != Transform::None)
+            + usize::from(io.prior != Prior::None)
+            + usize::from(io.boundary);
         prop_assert_eq!(fields.len(), 7 + optional);
         // Pad every separator token: `=`, `(`, `)`, `+` and the commas between fields.
         let padded: Vec<String> = order
@@ -313,7 +335,7 @@ proptest! {
     }
 
     #[test]
-    fn omitting_any_field_takes_its_default(spec in valid_spec(), drop in 0usize..16) {
+    fn omitting_any_field_takes_its_default(spec in valid_spec(), drop in 0usize..18) {
         let mut fields = fields(&spec.to_string());
         let drop = drop % fields.len();
         let dropped = fields.remove(drop);
@@ -337,6 +359,8 @@ proptest! {
             _ if dropped.starts_with("transform=") => {
                 Spec { io: Io { transform: Transform::None, ..spec.io }, ..spec }
             }
+            _ if dropped.starts_with("prior=") => Spec { io: Io { prior: Prior::None, ..spec.io }, ..spec },
+            _ if dropped.starts_with("boundary=") => Spec { io: Io { boundary: false, ..spec.io }, ..spec },
             _ => Spec { tail_rows: default.tail_rows, tail_rho: default.tail_rho, ..spec },
         };
         prop_assert_eq!(parsed, expected);

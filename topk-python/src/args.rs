@@ -58,6 +58,7 @@ pub(crate) fn parse_io((values, sorted, deterministic, rows, transform): IoArg) 
         },
         rows,
         transform,
+        ..Io::DEFAULT
     })
 }
 
@@ -107,6 +108,7 @@ pub(crate) fn device_buffers(io: &Io, b: BuffersArg) -> PyResult<CallBuffers> {
         rows,
         transform,
         values,
+        ..CallBuffers::PLAIN
     })
 }
 

@@ -125,6 +125,7 @@ impl HostCall {
                 HostTransform::Offset(_) => Transform::Offset,
                 HostTransform::Paged { .. } => Transform::Paged,
             },
+            ..Io::DEFAULT
         }
     }
 }
@@ -253,6 +254,7 @@ impl Arrays {
                     page_size: self.page_size,
                 }),
             },
+            prior: None,
         }
     }
 }
@@ -342,6 +344,7 @@ unsafe fn select_typed<T: Score>(call: &HostCall, spec: &Spec, io: &CallIo) -> R
         indices: &mut indices,
         pitch: k,
         values: values.as_deref_mut(),
+        boundary: None,
     };
     cpu::select_with(spec, &scores, io, staged, false)?;
     // SAFETY: the caller vouches for the output rows.

@@ -19,11 +19,25 @@ pub enum Route {
     /// No usable view, a row shorter than the proposal's `exact_below`, or an exact proposal:
     /// the exact coarse route from the start.
     DirectExact = route::DIRECT_EXACT,
+    /// The row's prior boundary (`prior=P/R`) certified at its cutoff.
+    PriorPrimary = route::PRIOR_PRIMARY,
+    /// The prior's cutoff underfilled; its band down to the rescue end certified.
+    PriorRescue = route::PRIOR_RESCUE,
 }
 
 impl Route {
     /// Every route, in code order.
-    pub const ALL: [Route; 5] = [
+    pub const ALL: [Route; 7] = [
+        Route::Short,
+        Route::Primary,
+        Route::Rescue,
+        Route::Recovery,
+        Route::DirectExact,
+        Route::PriorPrimary,
+        Route::PriorRescue,
+    ];
+    /// The routes of a call without a prior (every route but the prior's two).
+    pub const WITHOUT_PRIOR: [Route; 5] = [
         Route::Short,
         Route::Primary,
         Route::Rescue,
@@ -34,7 +48,8 @@ impl Route {
     pub fn from_code(code: u8) -> Option<Route> {
         Route::ALL.into_iter().find(|r| *r as u8 == code)
     }
-    /// The route's name in reports: `short`, `primary`, `rescue`, `recovery`, `direct-exact`.
+    /// The route's name in reports: `short`, `primary`, `rescue`, `recovery`, `direct-exact`,
+    /// `prior-primary`, `prior-rescue`.
     pub fn name(self) -> &'static str {
         match self {
             Route::Short => "short",
@@ -42,6 +57,8 @@ impl Route {
             Route::Rescue => "rescue",
             Route::Recovery => "recovery",
             Route::DirectExact => "direct-exact",
+            Route::PriorPrimary => "prior-primary",
+            Route::PriorRescue => "prior-rescue",
         }
     }
 }
@@ -50,7 +67,7 @@ impl Route {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RouteStats {
     /// Rows per route, indexed by `Route as usize`.
-    pub rows: [u64; 5],
+    pub rows: [u64; Route::ALL.len()],
     /// Sum over rows of the initial refinement frontier |Q0| (candidates admitted by Phase 2).
     pub candidates: u64,
     /// Largest |Q0| of any row.

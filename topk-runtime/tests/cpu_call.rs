@@ -354,6 +354,7 @@ fn transforms_write_their_formulas_and_keep_the_padding() {
                     })
                 }
             },
+            prior: None,
         };
         let out = run(&spec, &scores, &io, false);
         assert_eq!(&out.indices[..5], &expected, "{spec}");

@@ -39,6 +39,7 @@ fn error(spec: &Spec, data: &[f32], io: &CallIo, values: Option<usize>) -> Strin
         indices: &mut indices,
         pitch: K,
         values: v.as_deref_mut(),
+        boundary: None,
     };
     cpu::select_with(spec, &scores, io, out, false)
         .unwrap_err()
@@ -65,6 +66,7 @@ fn calls_that_do_not_match_their_spec_are_refused() {
     let offsets = CallIo {
         rows: RowSource::Lengths(&lengths),
         transform: IndexTransform::Offset(&[0, 0]),
+        prior: None,
     };
     has(
         error(&spec(Io::DEFAULT), &data, &offsets, None),
@@ -134,6 +136,7 @@ fn windows_and_decode_rows_outside_the_matrix_name_their_row() {
     let window = |starts: &'static [i32], ends: &'static [i32]| CallIo {
         rows: RowSource::Window { starts, ends },
         transform: IndexTransform::None,
+        prior: None,
     };
     has(
         error(&sp, &data, &window(&[0, 3], &[4, 5]), None),
@@ -154,6 +157,7 @@ fn windows_and_decode_rows_outside_the_matrix_name_their_row() {
     let io = |seq_lens: &'static [i32], next_n| CallIo {
         rows: RowSource::Decode { seq_lens, next_n },
         transform: IndexTransform::None,
+        prior: None,
     };
     has(
         error(&decode, &data, &io(&[5], 2), None),
@@ -181,6 +185,7 @@ fn transforms_that_cannot_represent_a_row_are_refused() {
             &CallIo {
                 rows,
                 transform: IndexTransform::Offset(&offsets),
+                prior: None,
             },
             None,
         ),
@@ -194,6 +199,7 @@ fn transforms_that_cannot_represent_a_row_are_refused() {
             pitch: columns,
             page_size,
         }),
+        prior: None,
     };
     let sp = window_spec(Transform::Paged);
     has(

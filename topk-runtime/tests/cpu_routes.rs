@@ -75,7 +75,7 @@ fn every_route_is_taken_when_its_condition_holds() {
             Route::DirectExact
         ]
     );
-    for route in Route::ALL {
+    for route in Route::WITHOUT_PRIOR {
         assert_eq!(stats.count(route), 1, "{route:?}");
     }
     // |Q0|: all 5000 admitted; A(tau1) = 364; the recovery and direct-exact frontiers are

@@ -161,6 +161,7 @@ fn indices_written_through_the_wrong_transform_or_window_convention_are_caught()
             let io = CallIo {
                 rows: window,
                 transform,
+                prior: None,
             };
             let good = run(&sp, &s, &io, false);
             assert_eq!(violation(&sp, &s, &io, &good), None, "{sp}");
@@ -177,6 +178,7 @@ fn indices_written_through_the_wrong_transform_or_window_convention_are_caught()
                 &CallIo {
                     rows: window,
                     transform: IndexTransform::None,
+                    prior: None,
                 },
                 false,
             );
@@ -194,6 +196,7 @@ fn indices_written_through_the_wrong_transform_or_window_convention_are_caught()
         let io = CallIo {
             rows: window,
             transform: IndexTransform::None,
+            prior: None,
         };
         let other = spec(Io {
             rows: Rows::Window {
@@ -231,6 +234,7 @@ fn inputs_it_cannot_check_are_errors_not_violations() {
             pitch: 0,
             page_size: 3,
         }),
+        prior: None,
     };
     let err = cpu::verify_with(&sp, &s, &io, &out, K, None).unwrap_err();
     assert!(err.to_string().contains("same physical page 4"), "{err}");

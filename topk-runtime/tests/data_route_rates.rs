@@ -79,7 +79,7 @@ fn per_row_outcomes_add_up_to_the_route_rates_and_follow_the_call_block_by_block
             match o.route {
                 Route::Short => assert_eq!(o.candidates, 0, "row {r}"),
                 // A certified band holds at least K scores.
-                Route::Primary | Route::Rescue => {
+                Route::Primary | Route::Rescue | Route::PriorPrimary | Route::PriorRescue => {
                     assert!(
                         o.candidates >= 512,
                         "row {r}: |Q0| {} below K",
@@ -113,7 +113,7 @@ fn the_kernels_route_words_summarize_into_route_stats() {
     ];
     let stats = RouteStats::from_row_info(&info, true);
     assert_eq!(stats, RouteStats::from_rows(expected, true));
-    assert_eq!(stats.rows, [2, 2, 1, 0, 1]);
+    assert_eq!(stats.rows, [2, 2, 1, 0, 1, 0, 0]);
     assert_eq!((stats.candidates, stats.max_candidates), (9_753, 4_100));
     assert_eq!(
         stats.per_row_candidates.as_deref(),

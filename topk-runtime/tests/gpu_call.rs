@@ -71,6 +71,7 @@ fn run_gpu(
         indices: &mut indices,
         pitch: k,
         values: values.as_deref_mut(),
+        boundary: None,
     };
     let stats = sel
         .select_call(scores, io, out, true)
@@ -179,6 +180,7 @@ fn lowest_ties_and_sorting_hold_when_the_frontier_is_reread() {
                     ties: Ties::Lowest,
                     rows: Rows::Window { relative: false },
                     transform: Transform::Offset,
+                    ..Io::DEFAULT
                 },
                 ..base
             };
@@ -227,6 +229,7 @@ fn nan_inside_a_window_is_reported_and_outside_never_read() {
                 indices: &mut out,
                 pitch: k,
                 values: Some(&mut values),
+                boundary: None,
             };
             sel.select_call(&scores_ok, &call, ok, false)
                 .unwrap_or_else(|e| panic!("{spec}: a NaN outside row {row}'s window: {e}"));
@@ -236,6 +239,7 @@ fn nan_inside_a_window_is_reported_and_outside_never_read() {
                 indices: &mut out,
                 pitch: k,
                 values: Some(&mut values),
+                boundary: None,
             };
             match sel.select_call(&scores_nan, &call, out_nan, false) {
                 Err(Error::NaN { row: r, col: c }) => assert_eq!((r, c), (row, col), "{spec}"),
@@ -292,6 +296,7 @@ impl DeviceCall {
                 offsets: self.offsets.device_ptr(s).0,
             },
             values: self.values.device_ptr_mut(s).0,
+            ..CallBuffers::PLAIN
         };
         (raw, call)
     }
@@ -329,6 +334,7 @@ fn graph_replays_follow_new_windows_and_offsets() {
                 ties: Ties::Lowest,
                 rows: Rows::Window { relative: true },
                 transform: Transform::Offset,
+                ..Io::DEFAULT
             },
             ..Spec::default()
         };
@@ -456,6 +462,7 @@ impl Uploaded {
                 },
             },
             values: if spec.io.values { values } else { 0 },
+            ..CallBuffers::PLAIN
         }
     }
 }
@@ -575,6 +582,7 @@ fn bad_windows_and_transforms_raise_status_bits() {
         indices: &mut out,
         pitch: k,
         values: Some(&mut values),
+        boundary: None,
     };
     let err = sel
         .select_call(&scores, &call, out, false)
@@ -675,6 +683,7 @@ fn warm_the_kernel_cache_for_sm90a() {
         ties: Ties::Lowest,
         rows: Rows::Window { relative: false },
         transform: Transform::Offset,
+        ..Io::DEFAULT
     };
     specs.extend(
         families(2048)

@@ -291,7 +291,12 @@ fn staged_cpu_stats(spec: &Spec, case: &Case) -> topk_runtime::RouteStats {
     select_sharded(spec, &scores, &mut out, k, true).unwrap()
 }
 
-fn check_against_cpu(gpu: &Gpu, spec: Spec, case: &Case, label: &str) -> (u64, [u64; 5]) {
+fn check_against_cpu(
+    gpu: &Gpu,
+    spec: Spec,
+    case: &Case,
+    label: &str,
+) -> (u64, [u64; topk_runtime::Route::ALL.len()]) {
     let k = spec.k as usize;
     let rows = case.lengths.len();
     let m = case.matrix();
@@ -340,9 +345,9 @@ fn check_every_family(
     rows: usize,
     (width, step, pad): (usize, usize, usize),
     seed: u64,
-) -> (u64, [u64; 5]) {
+) -> (u64, [u64; topk_runtime::Route::ALL.len()]) {
     let mut rows_total = 0;
-    let mut per_route = [0u64; 5];
+    let mut per_route = [0u64; topk_runtime::Route::ALL.len()];
     for (f, family) in FAMILIES.iter().enumerate() {
         let width = width + step * f;
         let case = make_case(
@@ -368,7 +373,7 @@ fn check_every_family(
 fn gpu_is_exact_and_matches_cpu_routes_on_every_family() {
     let gpu = gpu();
     let mut rows_total = 0;
-    let mut per_route = [0u64; 5];
+    let mut per_route = [0u64; topk_runtime::Route::ALL.len()];
     for &k in &[512u32, 2048] {
         for spec in specs(k) {
             let (n, r) = check_every_family(&gpu, spec, 24, (40_000, 7, 3), 1000);

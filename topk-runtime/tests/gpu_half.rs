@@ -104,6 +104,7 @@ fn run_gpu<T: TestScore>(
         indices: &mut indices,
         pitch: k,
         values: values.as_deref_mut(),
+        boundary: None,
     };
     let stats = sel
         .select_call(scores, io, out, true)
@@ -233,6 +234,7 @@ fn long_rows<T: TestScore>(gpu: &Gpu) {
                     ties: Ties::Lowest,
                     rows: Rows::Window { relative: false },
                     transform: Transform::Offset,
+                    ..Io::DEFAULT
                 },
             ] {
                 let spec = Spec { io, ..base };
@@ -310,6 +312,7 @@ fn nan_reported<T: TestScore>(gpu: &Gpu) {
                 indices: &mut indices,
                 pitch: k,
                 values: Some(&mut values),
+                boundary: None,
             };
             match sel.select_call(&scores, &call, out, false) {
                 Err(Error::NaN { row: r, col: c }) => assert_eq!((r, c), (nan_row, col), "{spec}"),

@@ -36,6 +36,7 @@ fn float32_with_any_interface_is_not_refused() {
         ties: Ties::Lowest,
         rows: Rows::Window { relative: false },
         transform: Transform::Paged,
+        ..Io::DEFAULT
     };
     for spec in [
         Spec::default(),

@@ -219,3 +219,31 @@ fn every_family_compiles_sixteen_bit_scores_with_nvrtc() {
     assert_eq!(samples.len(), 2 * (8 * 2 + 3), "samples compiled");
     jobs.compile_all(&arch);
 }
+
+/// A row's prior and boundary output compile on every family that generates them, with the
+/// rest of the call interface and with 16-bit scores (`topk_dsl::prior_samples`); the other
+/// families refuse them at code generation, naming the families that take them.
+#[test]
+fn the_prior_and_boundary_compile_with_nvrtc_where_generated() {
+    for text in [
+        "map=kvsplit(4),prior=2/8",
+        "map=cluster(8),propose=exact,threads=1024,boundary=true",
+        "map=staged,prior=1/2",
+    ] {
+        let spec = topk_dsl::Spec::parse(text).unwrap();
+        let refused = topk_codegen::generate(&spec).unwrap_err().to_string();
+        assert!(refused.contains("map=persistent"), "{text}: {refused}");
+    }
+    let Some(arch) = sm90a_or_skip("the_prior_and_boundary_compile_with_nvrtc_where_generated")
+    else {
+        return;
+    };
+    let mut jobs = Jobs::default();
+    let samples = topk_dsl::prior_samples();
+    for spec in &samples {
+        let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
+    }
+    assert_eq!(samples.len(), 4 * 5, "samples compiled");
+    jobs.compile_all(&arch);
+}

@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 use topk::backend::{self, Backend, Resolved};
 use topk::cli::CliError;
-use topk_dsl::{Digits, Dtype, Io, Order, Rows, Spec, Ties, Transform};
+use topk_dsl::{Digits, Dtype, Io, Order, Prior, Rows, Spec, Ties, Transform};
 
 /// Where each row's valid scores lie.
 #[derive(Args, Clone, Debug, Default)]
@@ -67,8 +67,52 @@ pub struct OutputArgs {
     pub deterministic: bool,
 }
 
-/// The interface fields the flags ask for; `values` when a values file is read or written.
-pub fn interface(rows: &RowArgs, out: &OutputArgs, values: bool) -> Io {
+/// A decode step's prior boundary and the boundary it writes for the next step.
+#[derive(Args, Clone, Debug, Default)]
+pub struct PriorArgs {
+    /// Each row's prior boundary: float32, 1-D, one per row (NaN: none), typically the
+    /// previous decode step's --boundary-out. A row first admits the scores a few coarse bins
+    /// below it and certifies them in one pass; the output never depends on the prior
+    #[arg(long, value_name = "FILE")]
+    pub prior: Option<PathBuf>,
+    /// Coarse bins below a row's prior that its cutoff (P) and its rescue band (R >= P) reach
+    /// [default: 2/8]
+    #[arg(long, value_name = "P/R", requires = "prior", value_parser = parse_prior_bins)]
+    pub prior_bins: Option<Prior>,
+    /// Also write each row's K-th largest score (float32, 1-D; NaN for a row of L <= K) to
+    /// this .npy: the next decode step's --prior
+    #[arg(long, value_name = "FILE")]
+    pub boundary_out: Option<PathBuf>,
+}
+
+fn parse_prior_bins(text: &str) -> Result<Prior, String> {
+    match text.parse::<Prior>() {
+        Ok(Prior::None) => Err("give P/R, e.g. 2/8".into()),
+        Ok(bins) => Ok(bins),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+impl PriorArgs {
+    /// The spec's prior: `--prior-bins`, or [`Prior::SUGGESTED`] with `--prior`.
+    pub fn prior(&self) -> Prior {
+        match (&self.prior, self.prior_bins) {
+            (None, _) => Prior::None,
+            (Some(_), Some(bins)) => bins,
+            (Some(_), None) => Prior::SUGGESTED,
+        }
+    }
+}
+
+/// The interface fields the flags ask for; `values` when a values file is read or written,
+/// `boundary` when a boundary file is.
+pub fn interface(
+    rows: &RowArgs,
+    out: &OutputArgs,
+    values: bool,
+    prior: Prior,
+    boundary: bool,
+) -> Io {
     Io {
         values,
         order: if out.sorted {
@@ -97,11 +141,21 @@ pub fn interface(rows: &RowArgs, out: &OutputArgs, values: bool) -> Io {
         } else {
             Transform::None
         },
+        prior,
+        boundary,
     }
 }
 
 /// The interface keys of the text form, which the flags set instead.
-const INTERFACE_KEYS: [&str; 5] = ["values", "order", "ties", "rows", "transform"];
+const INTERFACE_KEYS: [&str; 7] = [
+    "values",
+    "order",
+    "ties",
+    "rows",
+    "transform",
+    "prior",
+    "boundary",
+];
 
 /// Whether `--spec` names an interface field (which the flags set instead).
 pub fn names_interface(choice: &SpecChoice) -> bool {
@@ -121,8 +175,8 @@ pub fn call_spec(
     if let Some(key) = INTERFACE_KEYS.iter().find(|key| choice.names(key)) {
         return Err(CliError::Usage(format!(
             "--spec names `{key}`: give the call's interface with the flags (--values-out, \
-             --sorted, --deterministic, --starts/--ends, --seq-lens, --offsets, --page-table); \
-             --spec sets the selector"
+             --sorted, --deterministic, --starts/--ends, --seq-lens, --offsets, --page-table, \
+             --prior, --boundary-out); --spec sets the selector"
         )));
     }
     let mut spec = choice.resolve_unvalidated(k)?.unwrap_or_else(default);

@@ -161,6 +161,7 @@ pub struct CallFiles {
     columns: usize,
     pitch: usize,
     page_size: u32,
+    prior: Vec<f32>,
 }
 
 impl CallFiles {
@@ -235,8 +236,39 @@ impl CallFiles {
                     page_size: self.page_size,
                 }),
             },
+            prior: (spec.io.prior != topk_dsl::Prior::None).then_some(&self.prior[..]),
         }
     }
+
+    /// Read `--prior`: one float32 per row.
+    pub fn read_prior(&mut self, path: &Path, rows: usize) -> Result<(), CliError> {
+        self.prior = float_vector("--prior", path, rows)?;
+        Ok(())
+    }
+}
+
+/// Read a boundary file (`topk verify --boundary`): one float32 per row.
+pub fn read_boundary(path: &Path, rows: usize) -> Result<Vec<f32>, CliError> {
+    float_vector("--boundary", path, rows)
+}
+
+/// A 1-D float32 file of `len` entries.
+fn float_vector(flag: &'static str, path: &Path, len: usize) -> Result<Vec<f32>, CliError> {
+    let err = || CliError::input(flag);
+    let file = ArrayFile::open(path, None, Some(&flag[2..])).map_err(err())?;
+    file.expect_rank(1, ", one float32 per row")
+        .map_err(err())?;
+    if file.element_type() != Some(ElementType::F32) {
+        return Err(err()(file.dtype_error("float32", ElementType::F32)));
+    }
+    if file.shape()[0] != len {
+        return Err(CliError::Usage(format!(
+            "{flag}: `{}` holds {} values but the scores have {len} rows; pass one per row",
+            path.display(),
+            file.shape()[0]
+        )));
+    }
+    Ok(file.read::<f32>(&mut |_, _| {}).map_err(err())?.data)
 }
 
 /// A 1-D int32 or int64 file of `len` entries that fit in int32.

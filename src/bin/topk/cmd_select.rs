@@ -1,7 +1,7 @@
 //! `topk select`: Top-K indices of every row of a score file.
 
 use crate::args::{parse_k, BackendChoice, SpecChoice};
-use crate::call_args::{self, OutputArgs, RowArgs};
+use crate::call_args::{self, OutputArgs, PriorArgs, RowArgs};
 use crate::call_inputs::{self, CallFiles, ScoreFile};
 use crate::{inputs, progress, report, select_call, CmdResult};
 use clap::Args;
@@ -57,6 +57,8 @@ pub struct SelectArgs {
     /// this .npy (or .safetensors, tensor `values`)
     #[arg(long, value_name = "FILE")]
     values_out: Option<PathBuf>,
+    #[command(flatten)]
+    prior: PriorArgs,
     /// Number of indices to select per row (1 to 16384)
     #[arg(long, value_parser = parse_k)]
     k: usize,
@@ -76,7 +78,13 @@ pub struct SelectArgs {
 }
 
 pub fn run(a: SelectArgs) -> CmdResult {
-    let io = call_args::interface(&a.rows, &a.output, a.values_out.is_some());
+    let io = call_args::interface(
+        &a.rows,
+        &a.output,
+        a.values_out.is_some(),
+        a.prior.prior(),
+        a.prior.boundary_out.is_some(),
+    );
     if let Some(ranks) = a.ranks {
         if !io.is_default() {
             return Err(CliError::Usage(
@@ -188,9 +196,15 @@ fn run_call(a: &SelectArgs, file: ScoreFile, spec: Spec) -> CmdResult {
     if let Some(path) = &a.values_out {
         inputs::check_output_path("--values-out", path)?;
     }
+    if let Some(path) = &a.prior.boundary_out {
+        inputs::check_output_path("--boundary-out", path)?;
+    }
     let chosen = call_args::backend_for(Some(&spec), a.backend)?;
     let shape = (file.rows, file.width);
-    let files = CallFiles::read(&a.rows, &a.output, file.rows, file.width)?;
+    let mut files = CallFiles::read(&a.rows, &a.output, file.rows, file.width)?;
+    if let Some(path) = &a.prior.prior {
+        files.read_prior(path, file.rows)?;
+    }
     if a.backend == BackendChoice::Auto {
         match &chosen.fallback_reason {
             Some(why) => eprintln!("backend: {} ({why})", chosen.backend),
@@ -199,18 +213,22 @@ fn run_call(a: &SelectArgs, file: ScoreFile, spec: Spec) -> CmdResult {
     }
     let scores = file.read()?;
     let values = a.values_out.as_deref();
+    let outputs = select_call::Outputs {
+        indices: &a.out,
+        values,
+        boundary: a.prior.boundary_out.as_deref(),
+    };
     let done = select_call::select(
         &spec,
         scores,
         shape,
         &files,
         &a.scores,
-        &a.out,
-        values,
+        outputs,
         chosen.backend,
     )?;
     report::line(format_args!(
-        "selected k={} of {} rows x {} ({}) on {}{} in {} ({:.2} GB/s of valid scores); routes: {} -> {}{}",
+        "selected k={} of {} rows x {} ({}) on {}{} in {} ({:.2} GB/s of valid scores); routes: {} -> {}{}{}",
         a.k,
         shape.0,
         shape.1,
@@ -224,7 +242,8 @@ fn run_call(a: &SelectArgs, file: ScoreFile, spec: Spec) -> CmdResult {
         report::gbps(done.valid_bytes, done.elapsed),
         done.stats,
         a.out.display(),
-        values.map_or(String::new(), |v| format!(", values -> {}", v.display()))
+        values.map_or(String::new(), |v| format!(", values -> {}", v.display())),
+        outputs.boundary.map_or(String::new(), |b| format!(", boundaries -> {}", b.display()))
     ));
     Ok(ExitCode::SUCCESS)
 }

@@ -22,7 +22,8 @@ With the interface flags of `topk select` (windows, decode rows, --offsets, --pa
 index is mapped back through the transform to a position of its row's window first (one that
 no position maps to is a violation). --values checks the values bit for bit (-inf beside -1),
 --sorted the descending order, --deterministic that the lowest indices won the ties at rank K
-(and, with --sorted, ascending indices among equal values).";
+(and, with --sorted, ascending indices among equal values), --boundary that each row's value
+is its K-th largest score.";
 
 /// Check Top-K indices against the scores they were selected from
 ///
@@ -48,6 +49,10 @@ pub struct VerifyArgs {
     /// Values to check beside the indices: [rows, K] in the scores' dtype
     #[arg(long, value_name = "FILE")]
     values: Option<PathBuf>,
+    /// Boundaries to check (what `topk select --boundary-out` writes): float32 [rows], each
+    /// row's K-th largest score, NaN for a row of L <= K
+    #[arg(long, value_name = "FILE")]
+    boundary: Option<PathBuf>,
     /// Names the scores' dtype where the file cannot (`dtype=bf16` for a .npy of uint16
     /// bfloat16 bit patterns); only `dtype` matters here
     #[arg(long, value_name = "TEXT")]
@@ -62,7 +67,13 @@ pub struct VerifyArgs {
 
 pub fn run(a: VerifyArgs) -> CmdResult {
     let indices = topk::io::read_indices(&a.indices, None).map_err(CliError::input("--indices"))?;
-    let io = call_args::interface(&a.rows, &a.output, a.values.is_some());
+    let io = call_args::interface(
+        &a.rows,
+        &a.output,
+        a.values.is_some(),
+        topk_dsl::Prior::None,
+        a.boundary.is_some(),
+    );
     let choice = SpecChoice {
         spec: a.spec.clone(),
         preset: None,
@@ -75,15 +86,12 @@ pub fn run(a: VerifyArgs) -> CmdResult {
         let files = CallFiles::read(&a.rows, &a.output, file.rows, file.width)?;
         let scores = file.read()?;
         let bar = progress::spinner("verifying");
-        let verified = select_call::verify(
-            &spec,
-            scores,
-            shape,
-            &files,
-            &indices.data,
-            a.values.as_deref(),
-            &a.scores,
-        );
+        let checked = select_call::Checked {
+            indices: &indices.data,
+            values: a.values.as_deref(),
+            boundary: a.boundary.as_deref(),
+        };
+        let verified = select_call::verify(&spec, scores, shape, &files, checked, &a.scores);
         bar.finish_and_clear();
         return conclude(verified, &a);
     }

@@ -2,7 +2,7 @@
 //! values, order, ties, transforms): on the CPU backend or on the GPU, which both implement all
 //! of it; `verify` on the CPU.
 
-use crate::call_inputs::{read_values, score_rows, AnyScores, CallFiles};
+use crate::call_inputs::{read_boundary, read_values, score_rows, AnyScores, CallFiles};
 use crate::{inputs, progress};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -22,19 +22,28 @@ pub struct Selected {
     pub valid_bytes: u64,
 }
 
-/// Select with `spec` on `backend` and write the indices to `out` and, with `values`, the values
-/// there (`.safetensors` by extension, else `.npy`; bfloat16 `.npy` as uint16 bit patterns).
-/// A file appears only when the selection succeeded, the second only with the first. The GPU's
-/// time includes the copies, not the planning.
-#[allow(clippy::too_many_arguments)]
+/// Where a call's outputs go.
+#[derive(Clone, Copy)]
+pub struct Outputs<'a> {
+    /// The int32 [rows, K] indices (.npy).
+    pub indices: &'a Path,
+    /// The values, with `values=true` (`.safetensors` by extension, else `.npy`; bfloat16
+    /// `.npy` as uint16 bit patterns).
+    pub values: Option<&'a Path>,
+    /// Each row's K-th largest score, float32 [rows] (.npy), with `boundary=true`.
+    pub boundary: Option<&'a Path>,
+}
+
+/// Select with `spec` on `backend` and write the outputs. The files appear only when the
+/// selection succeeded, and all of them or none. The GPU's time includes the copies, not the
+/// planning.
 pub fn select(
     spec: &Spec,
     scores: AnyScores,
     (rows, width): (usize, usize),
     files: &CallFiles,
     scores_path: &Path,
-    out: &Path,
-    values: Option<&Path>,
+    outputs: Outputs,
     backend: Backend,
 ) -> Result<Selected, CliError> {
     let shape = (rows, width);
@@ -48,7 +57,7 @@ pub fn select(
         }
         _ => None,
     };
-    let (scores_path, call) = (scores_path, (files, out, values));
+    let call = (files, outputs);
     match scores {
         AnyScores::F32(data) => on(spec, &data, shape, scores_path, call, gpu),
         AnyScores::F16(data) => on(spec, &data, shape, scores_path, call, gpu),
@@ -63,7 +72,7 @@ fn on<T: Score + Element>(
     data: &[T],
     shape: (usize, usize),
     scores_path: &Path,
-    (files, out, values): (&CallFiles, &Path, Option<&Path>),
+    (files, outputs): (&CallFiles, Outputs),
     gpu: Option<CudaSelector>,
 ) -> Result<Selected, CliError> {
     match gpu {
@@ -71,18 +80,9 @@ fn on<T: Score + Element>(
             let run = |s: &ScoreRows<T>, io: &CallIo, o: CallOut<T>| {
                 selector.select_call(s, io, o, false)
             };
-            typed(spec, data, shape, files, scores_path, out, values, run)
+            typed(spec, data, shape, files, scores_path, outputs, run)
         }
-        None => typed(
-            spec,
-            data,
-            shape,
-            files,
-            scores_path,
-            out,
-            values,
-            on_cpu(spec),
-        ),
+        None => typed(spec, data, shape, files, scores_path, outputs, on_cpu(spec)),
     }
 }
 
@@ -93,15 +93,13 @@ fn on_cpu<T: Score>(
     move |scores, io, out| cpu::select_with(spec, scores, io, out, false)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn typed<T: Score + Element>(
+fn typed<'a, T: Score + Element>(
     spec: &Spec,
     data: &[T],
     (rows, width): (usize, usize),
     files: &CallFiles,
     scores_path: &Path,
-    out: &Path,
-    values_out: Option<&Path>,
+    outputs: Outputs<'a>,
     run: impl FnOnce(&ScoreRows<T>, &CallIo, CallOut<T>) -> topk_runtime::Result<RouteStats>,
 ) -> Result<Selected, CliError> {
     let k = spec.k as usize;
@@ -114,10 +112,12 @@ fn typed<T: Score + Element>(
         .sum::<u64>();
     let mut indices = vec![-1i32; rows * k];
     let mut values = spec.io.values.then(|| vec![T::NEG_INFINITY; rows * k]);
+    let mut boundary = spec.io.boundary.then(|| vec![f32::NAN; rows]);
     let call = CallOut {
         indices: &mut indices,
         pitch: k,
         values: values.as_deref_mut(),
+        boundary: boundary.as_deref_mut(),
     };
     let bar = progress::spinner("selecting");
     let start = Instant::now();
@@ -125,12 +125,23 @@ fn typed<T: Score + Element>(
     let elapsed = start.elapsed();
     bar.finish_and_clear();
     let stats = selected.map_err(inputs::locate_in(scores_path))?;
-    io::npy::write(out, &[rows, k], &indices).map_err(CliError::Output)?;
-    if let (Some(path), Some(values)) = (values_out, values) {
-        if let Err(e) = write_values(path, &[rows, k], &values) {
-            let _ = std::fs::remove_file(out);
+    io::npy::write(outputs.indices, &[rows, k], &indices).map_err(CliError::Output)?;
+    let mut written = vec![outputs.indices];
+    let mut also = |path: &'a Path, result: io::Result<()>| {
+        if let Err(e) = result {
+            for done in &written {
+                let _ = std::fs::remove_file(done);
+            }
             return Err(CliError::Output(e));
         }
+        written.push(path);
+        Ok(())
+    };
+    if let (Some(path), Some(values)) = (outputs.values, values) {
+        also(path, write_values(path, &[rows, k], &values))?;
+    }
+    if let (Some(path), Some(boundary)) = (outputs.boundary, boundary) {
+        also(path, io::npy::write(path, &[rows], &boundary))?;
     }
     Ok(Selected {
         stats,
@@ -158,48 +169,57 @@ fn write_values<T: Element>(path: &Path, shape: &[usize], data: &[T]) -> io::Res
     }
 }
 
-/// Verify `indices` (and the values file, when given) under `spec` on the CPU.
-#[allow(clippy::too_many_arguments)]
+/// What `topk verify` checks besides the scores: the indices, and the values and boundary
+/// files when given.
+#[derive(Clone, Copy)]
+pub struct Checked<'a> {
+    pub indices: &'a [i32],
+    pub values: Option<&'a Path>,
+    pub boundary: Option<&'a Path>,
+}
+
+/// Verify the indices (and the values and boundary files, when given) under `spec` on the CPU;
+/// the report is the indices' when they break the contract, else the boundary's.
 pub fn verify(
     spec: &Spec,
     scores: AnyScores,
     (rows, width): (usize, usize),
     files: &CallFiles,
-    indices: &[i32],
-    values: Option<&Path>,
+    checked: Checked,
     scores_path: &Path,
 ) -> Result<cpu::VerifyReport, CliError> {
     let shape = (rows, width);
     match scores {
-        AnyScores::F32(d) => verify_typed(spec, &d, shape, files, indices, values, scores_path),
-        AnyScores::F16(d) => verify_typed(spec, &d, shape, files, indices, values, scores_path),
-        AnyScores::Bf16(d) => verify_typed(spec, &d, shape, files, indices, values, scores_path),
+        AnyScores::F32(d) => verify_typed(spec, &d, shape, files, checked, scores_path),
+        AnyScores::F16(d) => verify_typed(spec, &d, shape, files, checked, scores_path),
+        AnyScores::Bf16(d) => verify_typed(spec, &d, shape, files, checked, scores_path),
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn verify_typed<T: Score + Element>(
     spec: &Spec,
     data: &[T],
     (rows, width): (usize, usize),
     files: &CallFiles,
-    indices: &[i32],
-    values_path: Option<&Path>,
+    checked: Checked,
     scores_path: &Path,
 ) -> Result<cpu::VerifyReport, CliError> {
     let k = spec.k as usize;
-    let values = match values_path {
+    let values = match checked.values {
         Some(path) => Some(read_values::<T>(path, spec.dtype, rows, k)?),
         None => None,
     };
+    let boundary = match checked.boundary {
+        Some(path) => Some(read_boundary(path, rows)?),
+        None => None,
+    };
     let scores = score_rows(data, rows, width);
-    cpu::verify_with(
-        spec,
-        &scores,
-        &files.io(spec),
-        indices,
-        k,
-        values.as_deref(),
-    )
-    .map_err(inputs::locate_in(scores_path))
+    let io = files.io(spec);
+    let report = cpu::verify_with(spec, &scores, &io, checked.indices, k, values.as_deref())
+        .map_err(inputs::locate_in(scores_path))?;
+    match boundary {
+        Some(boundary) if report.is_exact() => cpu::verify_boundary(spec, &scores, &io, &boundary)
+            .map_err(inputs::locate_in(scores_path)),
+        _ => Ok(report),
+    }
 }

@@ -47,10 +47,11 @@ const DECODE: topk::KernelConst = topk::topk_kernel!(
 const ABSOLUTE: topk::KernelConst =
     topk::topk_kernel!(rows = window_absolute, transform = none);
 const LENGTHS: topk::KernelConst = topk::topk_kernel!(rows = lengths);
+const PRIOR: topk::KernelConst = topk::topk_kernel!(prior = "2/8", boundary = true);
 
 fn main() {
     for kernel in [
-        DEFAULT, KV4, S64, CLUSTER, ROWLOCAL, KV8, SERVING, DECODE, ABSOLUTE, LENGTHS,
+        DEFAULT, KV4, S64, CLUSTER, ROWLOCAL, KV8, SERVING, DECODE, ABSOLUTE, LENGTHS, PRIOR,
     ] {
         assert_eq!(topk::Spec::parse(kernel.text), Ok(kernel.spec));
         assert_eq!(kernel.spec.validate(), Ok(()));

@@ -163,6 +163,7 @@ impl DeviceCall {
                 rows,
                 transform,
                 values,
+                ..CallBuffers::PLAIN
             },
         )
     }

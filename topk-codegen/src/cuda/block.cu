@@ -252,8 +252,24 @@ struct RowIo {
   int offset;         // transform=offset
   int page_size;      // transform=paged
   u32* status;
+#ifdef CALL_PRIOR
+  float prior;        // the row's prior boundary (NaN: none)
+#endif
+#ifdef CALL_BOUNDARY
+  float* boundary;    // where the row's K-th largest score goes
+#endif
 };
 __shared__ RowIo s_row_io;
+
+#ifdef CALL_BOUNDARY
+// Each thread's largest descending key among the scores it committed in the row (its smallest
+// selected score): at the row's end their maximum is the row's K-th largest (finish_call_row).
+// A slot per thread, so the commits need no atomics.
+__shared__ u32 s_boundary_key[THREADS];
+constexpr bool BOUNDARY_OUT = true;
+#else
+constexpr bool BOUNDARY_OUT = false;
+#endif
 
 // The index the call stores for position `pos` of the row (docs/interface.md): base + pos, then
 // the transform. A used page entry that makes it negative or too large for int32 raises
@@ -282,6 +298,9 @@ __device__ __forceinline__ int written_index(int pos) {
 // instead: sort_output_row orders and writes the row.
 template <class Slot>
 __device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slot, int pos, float x) {
+#ifdef CALL_BOUNDARY
+  s_boundary_key[threadIdx.x] = max(s_boundary_key[threadIdx.x], desc_key32(x));
+#endif
   if constexpr (SORTED) {
     out_row[slot] = pos;
   } else {
@@ -290,9 +309,11 @@ __device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slo
   }
 }
 
-// put_selected where the score is not at hand: with values it is read back from the row.
+// put_selected where the score is not at hand: with values (or the boundary output) it is read
+// back from the row.
 __device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot, int pos) {
-  put_selected(out_row, slot, pos, VALUES && !SORTED ? load_cg(s_row_io.row + pos) : 0.0f);
+  const bool read = (VALUES && !SORTED) || BOUNDARY_OUT;
+  put_selected(out_row, slot, pos, read ? load_cg(s_row_io.row + pos) : 0.0f);
 }
 
 // A slot past a short row's scores: -1, with values -inf.

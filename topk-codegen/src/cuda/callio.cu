@@ -66,6 +66,12 @@ __device__ __forceinline__ void describe_row(const CallArgs& a, const score_t* _
   if constexpr (INDEX_TRANSFORM == TRANSFORM_OFFSET) s_row_io.offset = a.offsets[row];
   s_row_io.base = ABSOLUTE_INDICES ? w.start : 0;
   s_row_io.status = status;
+#ifdef CALL_PRIOR
+  s_row_io.prior = a.prior[row];
+#endif
+#ifdef CALL_BOUNDARY
+  s_row_io.boundary = a.boundary + row;
+#endif
 }
 
 // Every thread of the CTA, at the start of row `row`: its window, checked, and its descriptor
@@ -80,6 +86,9 @@ __device__ RowSpan begin_call_row(const CallArgs& a, const score_t* __restrict__
     w.L = 0;
   }
   describe_row(a, scores, pitch, row, out_pitch, w, status);
+#ifdef CALL_BOUNDARY
+  s_boundary_key[threadIdx.x] = 0u;  // no score committed yet
+#endif
   __syncthreads();
   return w;
 }
@@ -149,9 +158,27 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
   __syncthreads();
 }
 
-// The end of a row of length L: with order=sorted its staged output is ordered and written.
+#ifdef CALL_BOUNDARY
+// boundary=true: the row's K-th largest score, the largest key any thread committed (NaN for a
+// row of L <= K; -0 is written as +0, from its key). Every thread calls.
+__device__ void write_boundary(int L) {
+  __shared__ u32 s_max;
+  if (threadIdx.x == 0) s_max = 0u;
+  __syncthreads();
+  const u32 mine = __reduce_max_sync(FULL_MASK, s_boundary_key[threadIdx.x]);
+  if ((threadIdx.x & 31) == 0) atomicMax(&s_max, mine);
+  __syncthreads();
+  if (threadIdx.x == 0) *s_row_io.boundary = L > K ? from_ascending(~s_max) : quiet_nan();
+}
+#endif
+
+// The end of a row of length L: with order=sorted its staged output is ordered and written;
+// with boundary=true the row's K-th largest score.
 __device__ __forceinline__ void finish_call_row(int* __restrict__ out_row, int L) {
   if constexpr (SORTED) sort_output_row(out_row, min(L, K));
+#ifdef CALL_BOUNDARY
+  write_boundary(L);
+#endif
 }
 
 #endif  // CALL_IO

@@ -1,5 +1,35 @@
 // ---- One row through the three phases; every route ends in the same refinement (§4.1). ----
 
+#ifdef CALL_PRIOR
+// prior=P/R (the CPU backend's cpu::prior is the reference): the row admits the scores down to
+// PRIOR_PRIMARY_BINS coarse bins below its prior's bin, then the band down to
+// PRIOR_RESCUE_BINS; certified when at least K and at most PRIOR_CAP scores are admitted.
+// Returns the route with `lo` the frontier's lower endpoint, or ROUTE_DIRECT_EXACT when the row
+// has no prior or it did not certify; its counters are then reset, and the row starts again
+// from the spec's proposal. Every thread calls.
+template <class Src>
+__device__ int prior_route(const Src& src, RowCtx& c, float& lo) {
+  const float p = s_row_io.prior;
+  if (p != p) return ROUTE_DIRECT_EXACT;
+  const u32 last = (u32)COARSE_BINS - 1u;
+  const u32 bin = min(coarse_bin(p), last);
+  const float e0 = coarse_endpoint_fast(min(bin + (u32)PRIOR_PRIMARY_BINS, last));
+  int admitted = collect_band(src, e0, quiet_nan(), c);
+  int route = ROUTE_PRIOR_PRIMARY;
+  lo = e0;
+  if (admitted < K && PRIOR_RESCUE_BINS > PRIOR_PRIMARY_BINS) {
+    const float e1 = coarse_endpoint_fast(min(bin + (u32)PRIOR_RESCUE_BINS, last));
+    admitted = collect_band(src, e1, e0, c);
+    lo = e1;
+    route = ROUTE_PRIOR_RESCUE;
+  }
+  if (admitted >= K && admitted <= PRIOR_CAP) return route;
+  reset_row_counters();
+  __syncthreads();
+  return ROUTE_DIRECT_EXACT;
+}
+#endif
+
 // Selects row `row` (valid length L, L > K handled here; L <= K filled directly). `src` streams
 // the row's scores; `row_ptr` is used by the sampled view. Returns the route; `q0` gets |Q0|.
 template <class Src>
@@ -20,7 +50,13 @@ __device__ int select_row(const Src& src, const score_t* __restrict__ row_ptr, i
   int route = ROUTE_DIRECT_EXACT;
   float lo = 0.0f, hi = quiet_nan();
   int quota = K;
+#ifdef CALL_PRIOR
+  route = prior_route(src, c, lo);
+  const bool from_prior = route != ROUTE_DIRECT_EXACT;
+  if (SAMPLED && !from_prior) {
+#else
   if (SAMPLED) {
+#endif
     const ProposalResult p = propose_boundary(row_ptr, L, phase, c.tail);
     PROBE_MARK(PROBE_PROPOSED);
     if (p.usable) {
@@ -48,7 +84,13 @@ __device__ int select_row(const Src& src, const score_t* __restrict__ row_ptr, i
   // Both frontiers span a narrow range, whose linear slices start the refinement: the exact
   // routes' one coarse bin, the sampled routes' scores from lo up to the view's largest sample
   // (kept in block scratch through the passes, not in a register).
+#ifdef CALL_PRIOR
+  // A prior's frontier has no view above it: the first round takes the key digit.
+  const float upper = from_prior ? quiet_nan()
+                      : route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT ? hi : view_top();
+#else
   const float upper = route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT ? hi : view_top();
+#endif
   PROBE_MARK(PROBE_FRONTIER);
   q0 = *s_counter(C_COUNT);
   refine_frontier(src, lo, hi, upper, quota, c, out_row);

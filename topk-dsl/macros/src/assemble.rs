@@ -44,6 +44,11 @@ const KEYS: &[(&str, &str)] = &[
         "one of `lengths`, `window_relative`, `window_absolute`, `decode`",
     ),
     ("transform", "one of `none`, `offset`, `paged`"),
+    (
+        "prior",
+        "a string `\"P/R\"` of coarse bins below a row's prior, e.g. `prior = \"2/8\"`",
+    ),
+    ("boundary", "`true` or `false`"),
 ];
 
 /// The Spec the arguments describe, validated; fields not given keep `Spec::default()`.
@@ -213,6 +218,18 @@ fn io<'a>(get: &dyn Fn(&str) -> Option<&'a Arg>) -> syn::Result<Io> {
             _ => return Err(expected(a)),
         };
     }
+    if let Some(a) = get("prior") {
+        io.prior = match a.literal() {
+            Some(Lit::Str(s)) => s.value().parse().map_err(|e| a.error(e))?,
+            _ => return Err(expected(a)),
+        };
+    }
+    if let Some(a) = get("boundary") {
+        io.boundary = match a.literal() {
+            Some(Lit::Bool(b)) => b.value,
+            _ => return Err(expected(a)),
+        };
+    }
     Ok(io)
 }
 
@@ -338,6 +355,8 @@ fn rule_error(args: &[Arg], err: &SpecError) -> syn::Error {
             "ties" => &["ties"],
             "rows" => &["rows"],
             "transform" => &["transform"],
+            "prior" => &["prior"],
+            "boundary" => &["boundary"],
             _ => &[],
         }
     };

@@ -5,7 +5,7 @@ use quote::quote;
 use sha2::{Digest, Sha256};
 use topk_codegen::CodegenError;
 use topk_dsl::{
-    Centi, Dtype, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, Ties, Transform,
+    Centi, Dtype, Io, Mapping, Order, Prior, Proposal, RowLocalVariant, Rows, Spec, Ties, Transform,
 };
 
 /// The const expression for `spec`: the Spec as a struct literal, its canonical text, and the
@@ -135,6 +135,8 @@ fn io_literal(io: Io) -> TokenStream {
         ties,
         rows,
         transform,
+        prior,
+        boundary,
     } = io;
     let order = match order {
         Order::Any => quote!(::topk::dsl::Order::Any),
@@ -154,6 +156,12 @@ fn io_literal(io: Io) -> TokenStream {
         Transform::Offset => quote!(::topk::dsl::Transform::Offset),
         Transform::Paged => quote!(::topk::dsl::Transform::Paged),
     };
+    let prior = match prior {
+        Prior::None => quote!(::topk::dsl::Prior::None),
+        Prior::Bins { primary, rescue } => {
+            quote!(::topk::dsl::Prior::Bins { primary: #primary, rescue: #rescue })
+        }
+    };
     quote! {
         ::topk::dsl::Io {
             values: #values,
@@ -161,6 +169,8 @@ fn io_literal(io: Io) -> TokenStream {
             ties: #ties,
             rows: #rows,
             transform: #transform,
+            prior: #prior,
+            boundary: #boundary,
         }
     }
 }

@@ -43,6 +43,8 @@ use proc_macro::TokenStream;
 /// | `ties`    | `any` or `lowest` (deterministic: the lowest indices win)    | `any`        |
 /// | `rows`    | `lengths`, `window_relative`, `window_absolute` or `decode`  | `lengths`    |
 /// | `transform` | `none`, `offset` or `paged`                                | `none`       |
+/// | `prior`   | `"P/R"`: propose from a per-row prior, P and R coarse bins below it (`P <= R <= 64`) | none |
+/// | `boundary` | `true` or `false`: also write each row's K-th largest score  | `false`      |
 ///
 /// `map = cluster` means `cluster(8)`. `stride`, `rho`, `rescue` or `exact_below` without
 /// `propose` mean `propose = sampled`; with `propose = exact` they are an error. `rowlocal_*`
@@ -53,7 +55,7 @@ use proc_macro::TokenStream;
 /// `key = value` pair; for a rule over two keys, on the one written later.
 ///
 /// Every dtype (`f32`, `f16`, `bf16`) and every part of the call interface generates on every
-/// mapping. Where code generation ever refuses a spec (`Spec::gpu_unsupported` names what;
+/// mapping, but for `prior` and `boundary`, which generate on `persistent` and `rowlocal_*`. Where code generation ever refuses a spec (`Spec::gpu_unsupported` names what;
 /// such specs run on the CPU backend), `source` and `entry` are empty and `hash` is 16 hex
 /// digits of sha256 of the canonical text.
 #[proc_macro]

@@ -38,12 +38,11 @@ pub fn interface_spec(
     dtype: Dtype,
     io: Io,
 ) -> PyResult<Spec> {
-    let mut spec = topk_runtime::policy::default_spec(&gpu.facts(), k, m_cap, width);
+    let mut spec = topk_runtime::policy::default_spec_for(&gpu.facts(), k, m_cap, width, io);
     if dtype != Dtype::F32 {
         spec.digits = Digits::default_for(dtype, spec.coarse_bits);
     }
     spec.dtype = dtype;
-    spec.io = io;
     refuse_unsupported(&spec)?;
     spec.validate().map_err(|e| to_py(e.into()))?;
     Ok(spec)

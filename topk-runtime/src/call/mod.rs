@@ -30,7 +30,7 @@ pub(crate) use transform::{RowTransform, TransformInverse};
 
 use crate::score::{Score, ScoreRows};
 use crate::{Error, Result};
-use topk_dsl::{Io, Rows, Spec, Transform};
+use topk_dsl::{Io, Prior, Rows, Spec, Transform};
 
 /// Where each row's valid scores lie; the kind must be the Spec's `rows`.
 #[derive(Clone, Copy, Debug)]
@@ -86,6 +86,9 @@ pub struct CallIo<'a> {
     pub rows: RowSource<'a>,
     /// What is written for a selected position.
     pub transform: IndexTransform<'a>,
+    /// One prior boundary per row (NaN: none for that row), exactly when the Spec has
+    /// `prior=P/R`: typically the `boundary` the previous decode step wrote for the row.
+    pub prior: Option<&'a [f32]>,
 }
 
 impl<'a> CallIo<'a> {
@@ -94,6 +97,7 @@ impl<'a> CallIo<'a> {
         CallIo {
             rows: RowSource::Lengths(lengths),
             transform: IndexTransform::None,
+            prior: None,
         }
     }
 
@@ -149,6 +153,7 @@ pub(crate) fn resolve<'a, T: Score>(
         )));
     }
     io.check_kinds(&spec.io)?;
+    check_prior(spec, io.prior, scores.rows)?;
     crate::input::check_score_rows(scores)?;
     let windows = row_windows(spec.io.rows, &io.rows, scores.rows, scores.width)?;
     let transforms = io.transform.per_row(&windows)?;
@@ -181,6 +186,51 @@ pub(crate) fn check_values<T>(
     }
 }
 
+/// A prior is given exactly when the spec has `prior=P/R`, one per row.
+fn check_prior(spec: &Spec, prior: Option<&[f32]>, rows: usize) -> Result<()> {
+    match (spec.io.prior, prior) {
+        (Prior::None, None) => Ok(()),
+        (Prior::Bins { .. }, Some(p)) if p.len() >= rows => Ok(()),
+        (Prior::Bins { .. }, Some(p)) => Err(Error::Input(format!(
+            "the prior holds {} values for {rows} rows; pass one per row (NaN for a row \
+             without one)",
+            p.len()
+        ))),
+        (Prior::Bins { .. }, None) => Err(Error::Input(
+            "the spec has a prior (prior=P/R) but the call passes none; pass one per row (NaN \
+             for a row without one), or remove `prior` from the spec"
+                .into(),
+        )),
+        (Prior::None, Some(_)) => Err(Error::Input(
+            "a prior was given but the spec has none; add prior=P/R to the spec (e.g. \
+             prior=2/8), or pass no prior"
+                .into(),
+        )),
+    }
+}
+
+/// A boundary buffer is given exactly when the spec has `boundary=true`, one per row.
+pub(crate) fn check_boundary(spec: &Spec, boundary: Option<&[f32]>, rows: usize) -> Result<()> {
+    match (spec.io.boundary, boundary) {
+        (false, None) => Ok(()),
+        (true, Some(b)) if b.len() >= rows => Ok(()),
+        (true, Some(b)) => Err(Error::Input(format!(
+            "the boundary buffer holds {} values for {rows} rows; pass one of a value per row",
+            b.len()
+        ))),
+        (true, None) => Err(Error::Input(
+            "the spec has boundary=true but no boundary buffer was given; pass one of a value \
+             per row"
+                .into(),
+        )),
+        (false, Some(_)) => Err(Error::Input(
+            "a boundary buffer was given but the spec has no boundary=true; set it in the \
+             spec, or pass no buffer"
+                .into(),
+        )),
+    }
+}
+
 impl RowSource<'_> {
     fn describe(&self) -> &'static str {
         match self {
@@ -203,7 +253,7 @@ impl IndexTransform<'_> {
 
 /// Where a call writes: row `r`'s K indices at `indices[r * pitch..][..K]` and, when the Spec
 /// has `values=true`, its K values at the same place of `values` (in the score dtype; `-inf`
-/// where the index is `-1`).
+/// where the index is `-1`); with `boundary=true`, its K-th largest score at `boundary[r]`.
 #[derive(Debug)]
 pub struct CallOut<'a, T> {
     /// `rows x pitch` indices.
@@ -212,6 +262,9 @@ pub struct CallOut<'a, T> {
     pub pitch: usize,
     /// The selected values at the same places, exactly when the Spec has `values=true`.
     pub values: Option<&'a mut [T]>,
+    /// Each row's K-th largest score (NaN for a row of `L <= K`; `-0.0` written as `+0.0`),
+    /// exactly when the Spec has `boundary=true`: the next decode step's prior.
+    pub boundary: Option<&'a mut [f32]>,
 }
 
 impl<'a, T: Score> CallOut<'a, T> {
@@ -221,6 +274,7 @@ impl<'a, T: Score> CallOut<'a, T> {
             indices,
             pitch,
             values: None,
+            boundary: None,
         }
     }
 }

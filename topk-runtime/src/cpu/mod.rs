@@ -9,6 +9,9 @@
 //!    (`Rescue`); otherwise exact coarse recovery (`Recovery`). No usable view, a row shorter
 //!    than the proposal's `exact_below`, or an exact proposal: `DirectExact`, the exact coarse
 //!    route from the start.
+//!    With a prior (`prior=P/R`), a row first admits the scores down to P coarse bins below its
+//!    prior's bin (`PriorPrimary`), then the band down to R bins below (`PriorRescue`); one that
+//!    underfills or admits more than `Spec::prior_cap` scores goes on as above.
 //! 3. Frontier-only radix refinement over the key's digits commits the rest (FP32 keys, or
 //!    the 16-bit keys of FP16 and bfloat16 scores); with `ties=lowest` the final group of
 //!    equal keys gives up its lowest indices.
@@ -27,6 +30,7 @@ mod finish;
 mod oracle;
 mod output;
 mod params;
+mod prior;
 mod propose;
 mod refine;
 mod scan;
@@ -42,4 +46,4 @@ pub use oracle::{oracle, oracle_with};
 pub use select::{select, select_rows_from};
 pub use select_call::select_with;
 pub use verify::{verify, VerifyReport, Violation};
-pub use verify_call::verify_with;
+pub use verify_call::{verify_boundary, verify_with};

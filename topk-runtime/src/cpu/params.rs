@@ -1,8 +1,9 @@
 //! Everything a row needs from the Spec, derived once per call.
 
+use super::prior::PriorBins;
 use super::scan::Cutoff;
 use crate::{keys, Result};
-use topk_dsl::{Dtype, Spec, SpecError, Ties};
+use topk_dsl::{Dtype, Prior, Spec, SpecError, Ties};
 
 /// One FP32 refinement digit: right shift and width inside the descending key.
 #[derive(Clone, Copy, Debug)]
@@ -55,6 +56,10 @@ pub(super) struct Params {
     pub dtype: Dtype,
     /// Ties at rank K go to the lowest indices (`ties=lowest`).
     pub lowest_ties: bool,
+    /// The margins of a row's prior boundary, when the spec takes one (`prior=P/R`).
+    pub prior: Option<PriorBins>,
+    /// Most scores a prior may admit (`Spec::prior_cap`).
+    pub prior_cap: usize,
 }
 
 impl Params {
@@ -117,6 +122,14 @@ impl Params {
             call_rows,
             dtype: spec.dtype,
             lowest_ties: spec.io.ties == Ties::Lowest,
+            prior: match spec.io.prior {
+                Prior::None => None,
+                Prior::Bins { primary, rescue } => Some(PriorBins {
+                    primary: primary.into(),
+                    rescue: rescue.into(),
+                }),
+            },
+            prior_cap: spec.prior_cap() as usize,
         })
     }
 

@@ -5,6 +5,7 @@ use super::exact_coarse::exact_coarse_frontier;
 use super::finish::sort_row;
 use super::output::{write_short_row, OutRow};
 use super::params::Params;
+use super::prior::certify_prior;
 use super::propose::propose_boundary;
 use super::refine::Frontier;
 use super::scan::{first_nan, Staging};
@@ -108,7 +109,7 @@ pub fn select_rows_from(
                 let global = first_row as usize + r;
                 let row = scores.row(r);
                 let slots = &mut slots[..params.k];
-                let outcome = select_row(&params, global, row, slots, scratch)
+                let outcome = select_row(&params, global, row, None, slots, scratch)
                     .map_err(|col| Error::NaN { row: r, col })?;
                 if sorted {
                     sort_row(row, slots);
@@ -147,12 +148,14 @@ pub(super) struct RowOutcome {
     candidates: usize,
 }
 
-/// Select one row into `slots` (exactly K slots), indices relative to the row's start.
+/// Select one row into `slots` (exactly K slots), indices relative to the row's start, from
+/// the row's prior boundary first when the spec takes one and `prior` is not NaN.
 /// `Err(col)`: a NaN at `col`.
 pub(super) fn select_row(
     params: &Params,
     row_index: usize,
     row: &[f32],
+    prior: Option<f32>,
     slots: &mut [i32],
     scratch: &mut RowScratch,
 ) -> std::result::Result<RowOutcome, usize> {
@@ -176,11 +179,18 @@ pub(super) fn select_row(
     } = scratch;
     let mut out = OutRow::new(slots);
 
+    let prior_route = match (params.prior, prior.filter(|p| !p.is_nan())) {
+        (Some(bins), Some(p)) => certify_prior(params, bins, p, row, frontier, staging)?,
+        _ => None,
+    };
     let proposal = match &params.sampling {
-        Some(sampling) => propose_boundary(params, sampling, row_index, row, coarse_hist)?,
-        None => None,
+        Some(sampling) if prior_route.is_none() => {
+            propose_boundary(params, sampling, row_index, row, coarse_hist)?
+        }
+        _ => None,
     };
     let sampled_route = match proposal {
+        None if prior_route.is_some() => prior_route,
         None => None,
         Some(proposal) => {
             frontier.reset(first);

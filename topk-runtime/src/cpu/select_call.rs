@@ -5,8 +5,9 @@
 
 use super::finish::{sort_row, write_row};
 use super::params::Params;
+use super::prior::row_boundary;
 use super::select::{route_stats, select_row, RowOutcome, RowScratch};
-use crate::call::{check_values, resolve, CallIo, CallOut};
+use crate::call::{check_boundary, check_values, resolve, CallIo, CallOut};
 use crate::input::{check_indices, check_k};
 use crate::score::{Score, ScoreRows};
 use crate::{Error, Result, RouteStats};
@@ -43,6 +44,7 @@ use topk_dsl::{Order, Spec};
 ///         ties: Ties::Lowest,
 ///         rows: Rows::Window { relative: true },
 ///         transform: Transform::Offset,
+///         ..Io::DEFAULT
 ///     },
 ///     ..Spec::default()
 /// };
@@ -51,9 +53,10 @@ use topk_dsl::{Order, Spec};
 /// let io = CallIo {
 ///     rows: RowSource::Window { starts: &[1], ends: &[5] },
 ///     transform: IndexTransform::Offset(&[100]),
+///     prior: None,
 /// };
 /// let (mut idx, mut vals) = ([0i32; 2], [0f32; 2]);
-/// let out = CallOut { indices: &mut idx, pitch: 2, values: Some(&mut vals) };
+/// let out = CallOut { indices: &mut idx, pitch: 2, values: Some(&mut vals), boundary: None };
 /// cpu::select_with(&spec, &rows, &io, out, false)?;
 /// // Window [1, 5): the two 3.0s at window positions 0 and 2, lowest first, plus 100.
 /// assert_eq!((idx, vals), ([100, 102], [3.0, 3.0]));
@@ -79,9 +82,11 @@ pub fn select_with<T: Score>(
         indices,
         pitch,
         values,
+        boundary,
     } = out;
     check_indices(scores.rows, k, indices.len(), pitch)?;
     check_values(spec, values.as_deref(), scores.rows, k, pitch)?;
+    check_boundary(spec, boundary.as_deref(), scores.rows)?;
     if scores.rows == 0 {
         return Ok(RouteStats::from_rows([], per_row_routes));
     }
@@ -90,25 +95,29 @@ pub fn select_with<T: Score>(
         Some(v) => v.chunks_mut(pitch).take(scores.rows).map(Some).collect(),
         None => std::iter::repeat_with(|| None).take(scores.rows).collect(),
     };
+    let mut boundaries = vec![f32::NAN; scores.rows];
     let outcomes: Vec<RowOutcome> = indices
         .par_chunks_mut(pitch)
         .take(scores.rows)
         .zip(value_rows.par_iter_mut())
+        .zip(boundaries.par_iter_mut())
         .enumerate()
         .map_init(
             || RowScratch::new(&params),
-            |scratch, (r, (slots, values))| {
+            |scratch, (r, ((slots, values), row_boundary_out))| {
                 let place = windows[r];
                 let src = &scores.row(r)[place.start..place.start + place.len];
                 let mut widened = std::mem::take(&mut scratch.widened);
                 let x = T::as_f32(src, &mut widened);
                 let slots = &mut slots[..k];
-                let result = select_row(&params, r, x, slots, scratch)
+                let prior = io.prior.map(|p| p[r]);
+                let result = select_row(&params, r, x, prior, slots, scratch)
                     .map_err(|col| Error::NaN {
                         row: r,
                         col: place.start + col,
                     })
                     .and_then(|outcome| {
+                        *row_boundary_out = row_boundary(x, slots, k);
                         if sorted {
                             sort_row(x, slots);
                         }
@@ -121,5 +130,8 @@ pub fn select_with<T: Score>(
             },
         )
         .collect::<Result<_>>()?;
+    if let Some(boundary) = boundary {
+        boundary[..scores.rows].copy_from_slice(&boundaries);
+    }
     Ok(route_stats(&outcomes, per_row_routes))
 }

@@ -213,3 +213,56 @@ fn check_order(x: &[f32], positions: &[i32], lowest_ties: bool) -> Option<String
             }
         })
 }
+
+/// Check a call's boundary output (`boundary=true`): each row's value is the K-th largest score
+/// of its window, compared as a number with `-0.0` as `+0.0`, and NaN for a row of `L <= K`.
+/// Violations are reported per row; bad shapes and NaN scores are errors.
+pub fn verify_boundary<T: Score>(
+    spec: &Spec,
+    scores: &ScoreRows<T>,
+    io: &CallIo,
+    boundary: &[f32],
+) -> Result<VerifyReport> {
+    let k = spec.k as usize;
+    check_k(k)?;
+    let (windows, _) = resolve(spec, scores, io)?;
+    crate::call::check_boundary(spec, Some(boundary), scores.rows)?;
+    let findings: Vec<Option<String>> = (0..scores.rows)
+        .into_par_iter()
+        .map(|r| {
+            let place = windows[r];
+            let window = &scores.row(r)[place.start..place.start + place.len];
+            let mut x: Vec<f32> = Vec::new();
+            let x = T::as_f32(window, &mut x).to_vec();
+            if let Some(col) = x.iter().position(|v| v.is_nan()) {
+                return Err(Error::NaN {
+                    row: r,
+                    col: place.start + col,
+                });
+            }
+            let got = boundary[r];
+            Ok(match kth_largest(x, k) {
+                None if got.is_nan() => None,
+                None => Some(format!(
+                    "boundary {got:e} for a row of {} <= K scores (NaN expected)",
+                    place.len
+                )),
+                // `want` is canonical: a zero boundary is written as +0.0.
+                Some(want) if got.to_bits() == want.to_bits() => None,
+                Some(want) => Some(format!(
+                    "boundary {got:e}, but the K-th largest score is {want:e} (a zero as +0.0)"
+                )),
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(report(findings))
+}
+
+/// The K-th largest of `x` (no NaN), `None` when `x` holds at most K scores.
+fn kth_largest(mut x: Vec<f32>, k: usize) -> Option<f32> {
+    if x.len() <= k {
+        return None;
+    }
+    let (_, kth, _) = x.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    Some(keys::canonical(*kth))
+}

@@ -161,6 +161,20 @@ arg_group! {
 }
 
 arg_group! {
+    /// Each row's prior boundary ([`interface::PRIOR`]).
+    PriorArgs = interface::PRIOR => {
+        prior: CUdeviceptr,
+    }
+}
+
+arg_group! {
+    /// Each row's K-th largest score, written ([`interface::BOUNDARY`]).
+    BoundaryArgs = interface::BOUNDARY => {
+        boundary: CUdeviceptr,
+    }
+}
+
+arg_group! {
     /// The simulated all-reduce's element-wise sum ([`interface::SUM`]).
     SumArgs = interface::SUM.head => {
         dst: CUdeviceptr,
@@ -194,6 +208,8 @@ pub(crate) struct CallArgs {
     pub rows: RowArgs,
     pub transform: TransformArgs,
     pub values: Option<ValuesArgs>,
+    pub prior: Option<PriorArgs>,
+    pub boundary: Option<BoundaryArgs>,
 }
 
 impl CallArgs {
@@ -203,6 +219,8 @@ impl CallArgs {
             rows: RowArgs::Lengths(LengthsArgs { lengths }),
             transform: TransformArgs::None,
             values: None,
+            prior: None,
+            boundary: None,
         }
     }
 
@@ -222,6 +240,12 @@ impl CallArgs {
         }
         if let Some(v) = &self.values {
             v.push(b);
+        }
+        if let Some(p) = &self.prior {
+            p.push(b);
+        }
+        if let Some(o) = &self.boundary {
+            o.push(b);
         }
     }
 
@@ -247,6 +271,12 @@ impl CallArgs {
         });
         if self.values.is_some() {
             list.extend_from_slice(ValuesArgs::PUSHED);
+        }
+        if self.prior.is_some() {
+            list.extend_from_slice(PriorArgs::PUSHED);
+        }
+        if self.boundary.is_some() {
+            list.extend_from_slice(BoundaryArgs::PUSHED);
         }
         list
     }
@@ -322,7 +352,7 @@ impl SumArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use topk_dsl::{Io, Rows, Transform};
+    use topk_dsl::{Io, Prior, Rows, Transform};
 
     fn call_args(io: &Io) -> CallArgs {
         CallArgs {
@@ -345,6 +375,8 @@ mod tests {
                 }),
             },
             values: io.values.then_some(ValuesArgs { values: 0 }),
+            prior: (io.prior != Prior::None).then_some(PriorArgs { prior: 0 }),
+            boundary: io.boundary.then_some(BoundaryArgs { boundary: 0 }),
         }
     }
 
@@ -352,27 +384,41 @@ mod tests {
     fn pushed_in_the_described_order() {
         for rows in [Rows::Lengths, Rows::Window { relative: true }, Rows::Decode] {
             for transform in [Transform::None, Transform::Offset, Transform::Paged] {
-                for values in [false, true] {
-                    let io = Io {
-                        rows,
-                        transform,
-                        values,
-                        ..Io::DEFAULT
-                    };
-                    let call = call_args(&io);
-                    for (entry, head, tail) in [
-                        (
-                            interface::SELECTOR,
-                            SelectorHead::PUSHED,
-                            SelectorTail::PUSHED,
-                        ),
-                        (interface::STAGE, StageHead::PUSHED, StageTail::PUSHED),
-                    ] {
-                        let pushed = call.pushed(head, tail);
-                        assert!(
-                            interface::params_match(&entry.params(&io), &pushed),
-                            "{io:?}: {pushed:?}"
-                        );
+                for (values, prior) in [
+                    (false, Prior::None),
+                    (true, Prior::None),
+                    (
+                        false,
+                        Prior::Bins {
+                            primary: 2,
+                            rescue: 8,
+                        },
+                    ),
+                ] {
+                    for boundary in [false, true] {
+                        let io = Io {
+                            rows,
+                            transform,
+                            values,
+                            prior,
+                            boundary,
+                            ..Io::DEFAULT
+                        };
+                        let call = call_args(&io);
+                        for (entry, head, tail) in [
+                            (
+                                interface::SELECTOR,
+                                SelectorHead::PUSHED,
+                                SelectorTail::PUSHED,
+                            ),
+                            (interface::STAGE, StageHead::PUSHED, StageTail::PUSHED),
+                        ] {
+                            let pushed = call.pushed(head, tail);
+                            assert!(
+                                interface::params_match(&entry.params(&io), &pushed),
+                                "{io:?}: {pushed:?}"
+                            );
+                        }
                     }
                 }
             }

@@ -7,15 +7,19 @@
 //! - [`Profile`]: `indexer` (sink + recency structure, paper §3.1 Fig. 3c), `iid`, and the
 //!   adversarial families;
 //! - [`shapes`]: terminal causal windows, the operator matrix (§6.2), framework traces (§6.3);
-//! - [`route_rates`]: what a proposal policy does on a profile (routes, |Q0|, view underfill).
+//! - [`route_rates`]: what a proposal policy does on a profile (routes, |Q0|, view underfill);
+//! - [`DecodeTrace`]: consecutive decode steps of a batch of growing sequences with drifting
+//!   queries (for a row's prior boundary; host-side only).
 
 mod counter;
+mod decode_trace;
 mod formula;
 mod generate;
 mod profile;
 pub mod route_rates;
 pub mod shapes;
 
+pub use decode_trace::{DecodeTrace, TraceStep};
 pub use formula::value;
 pub use generate::{generate, generate_into};
 pub use profile::Profile;

@@ -24,7 +24,7 @@ pub use proposal::*;
 pub use rules::*;
 pub use table::{map_table, Grid};
 
-use topk_dsl::Spec;
+use topk_dsl::{Io, Spec};
 
 /// A shape the default map is asked about: capacities, not live values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,4 +62,33 @@ pub fn choose(facts: &DeviceFacts, shape: &Shape) -> (&'static Rule, Spec) {
 /// ```
 pub fn default_spec(facts: &DeviceFacts, k: u32, m_cap: u32, width: u32) -> Spec {
     choose(facts, &Shape { k, m_cap, width }).1
+}
+
+/// [`default_spec`] for a call of interface `io`: the map's choice with `io`, unless its family
+/// does not generate a part of `io` (a row's prior or boundary output off the one-CTA-per-row
+/// kernels, `Spec::gpu_unsupported`), where the persistent pool's spec for the shape takes it.
+///
+/// ```
+/// use topk_dsl::{Io, Mapping, Prior};
+/// use topk_runtime::policy::{default_spec, default_spec_for, DeviceFacts};
+///
+/// // One decode row of 256K: a cluster per row, but the prior takes the persistent pool.
+/// let h200 = DeviceFacts::h200();
+/// assert!(matches!(default_spec(&h200, 2048, 1, 262_144).mapping, Mapping::Cluster { .. }));
+/// let io = Io { prior: Prior::Bins { primary: 2, rescue: 8 }, boundary: true, ..Io::DEFAULT };
+/// let spec = default_spec_for(&h200, 2048, 1, 262_144, io);
+/// assert_eq!((spec.mapping, spec.io), (Mapping::Persistent, io));
+/// assert!(spec.gpu_unsupported().is_none());
+/// ```
+pub fn default_spec_for(facts: &DeviceFacts, k: u32, m_cap: u32, width: u32, io: Io) -> Spec {
+    let shape = Shape { k, m_cap, width };
+    let mut spec = choose(facts, &shape).1;
+    spec.io = io;
+    if spec.gpu_unsupported().is_some() {
+        spec = Spec {
+            io,
+            ..persistent_default(&shape, facts)
+        };
+    }
+    spec
 }

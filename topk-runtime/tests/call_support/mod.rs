@@ -160,7 +160,11 @@ impl CallInputs {
                 page_size: self.page_size,
             }),
         };
-        CallIo { rows, transform }
+        CallIo {
+            rows,
+            transform,
+            prior: None,
+        }
     }
 }
 
@@ -235,6 +239,7 @@ pub fn every_io(base: Spec) -> Vec<Spec> {
                             ties,
                             rows,
                             transform,
+                            ..Io::DEFAULT
                         };
                         specs.push(Spec { io, ..base });
                     }
@@ -264,6 +269,7 @@ pub fn run<T: Score>(spec: &Spec, scores: &ScoreRows<T>, io: &CallIo, oracle: bo
         indices: &mut indices,
         pitch: k,
         values: values.as_deref_mut(),
+        boundary: None,
     };
     if oracle {
         cpu::oracle_with(spec, scores, io, out).unwrap();
@@ -331,6 +337,7 @@ pub fn interfaces() -> Vec<Io> {
         ties,
         rows,
         transform,
+        ..Io::DEFAULT
     };
     let (any, sorted) = (Order::Any, Order::Sorted);
     let (free, lowest) = (Ties::Any, Ties::Lowest);
@@ -400,6 +407,7 @@ pub fn check_against_cpu<T: TestScore>(
         indices: &mut out,
         pitch: k,
         values: cpu_values.as_deref_mut(),
+        boundary: None,
     };
     let cpu_stats = cpu::select_with(spec, scores, io, call, true).unwrap();
     assert_eq!(

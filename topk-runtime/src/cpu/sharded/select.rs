@@ -265,8 +265,8 @@ fn route_stats(
 ) -> RouteStats {
     let frontier = |row: usize| match routes[row] {
         Route::Short => 0,
-        Route::Primary => counts[row * 2] as u64,
-        Route::Rescue => counts[row * 2 + 1] as u64,
+        Route::Primary | Route::PriorPrimary => counts[row * 2] as u64,
+        Route::Rescue | Route::PriorRescue => counts[row * 2 + 1] as u64,
         Route::Recovery | Route::DirectExact => lengths[row] as u64,
     };
     RouteStats::from_rows(

@@ -3,8 +3,8 @@
 //! entry arguments each gives the kernels.
 
 use super::super::entry_args::{
-    CallArgs, DecodeArgs, LengthsArgs, OffsetArgs, PagedArgs, RowArgs, TransformArgs, ValuesArgs,
-    WindowArgs,
+    BoundaryArgs, CallArgs, DecodeArgs, LengthsArgs, OffsetArgs, PagedArgs, PriorArgs, RowArgs,
+    TransformArgs, ValuesArgs, WindowArgs,
 };
 use crate::{Error, Result};
 use cudarc::driver::sys::CUdeviceptr;
@@ -90,6 +90,11 @@ pub struct CallBuffers {
     /// `(rows - 1) * out_pitch + K` writable values of the spec's dtype at the index output's
     /// pitch (`values=true`), else 0.
     pub values: CUdeviceptr,
+    /// `rows` FP32 prior boundaries, NaN for a row without one (`prior=P/R`), else 0.
+    pub prior: CUdeviceptr,
+    /// `rows` writable FP32, each row's K-th largest score (`boundary=true`), else 0. It may be
+    /// the prior's buffer: a row reads its prior before its boundary is written.
+    pub boundary: CUdeviceptr,
 }
 
 impl CallBuffers {
@@ -98,6 +103,8 @@ impl CallBuffers {
         rows: DeviceRows::Lengths,
         transform: DeviceTransform::None,
         values: 0,
+        prior: 0,
+        boundary: 0,
     };
 
     /// The launch arguments of these buffers for a plan of `spec`, after checking that they
@@ -179,10 +186,48 @@ impl CallBuffers {
                 ))
             }
         };
+        let prior = match (self.prior, io.prior) {
+            (0, topk_dsl::Prior::None) => None,
+            (prior, topk_dsl::Prior::Bins { .. }) if prior != 0 => Some(PriorArgs { prior }),
+            (0, _) => {
+                return Err(Error::Input(
+                    "the plan's spec has a prior (prior=P/R) but the call passes no prior \
+                     buffer; pass one FP32 per row (NaN for a row without one)"
+                        .into(),
+                ))
+            }
+            _ => {
+                return Err(Error::Input(
+                    "a prior buffer was given but the plan's spec has no prior; plan for a \
+                     spec with prior=P/R, or pass none"
+                        .into(),
+                ))
+            }
+        };
+        let boundary = match (self.boundary, io.boundary) {
+            (0, false) => None,
+            (boundary, true) if boundary != 0 => Some(BoundaryArgs { boundary }),
+            (0, true) => {
+                return Err(Error::Input(
+                    "the plan's spec has boundary=true but the call passes no boundary \
+                     buffer; pass one of one FP32 per row"
+                        .into(),
+                ))
+            }
+            _ => {
+                return Err(Error::Input(
+                    "a boundary buffer was given but the plan's spec has no boundary=true; \
+                     plan for a spec with it, or pass none"
+                        .into(),
+                ))
+            }
+        };
         Ok(CallArgs {
             rows,
             transform,
             values,
+            prior,
+            boundary,
         })
     }
 }

@@ -23,6 +23,10 @@ pub(super) struct DeviceCall {
     pub(super) out: CudaSlice<i32>,
     pub(super) values: DeviceScores,
     pub(super) info: CudaSlice<i32>,
+    /// Each row's prior (`prior=P/R`; one element otherwise).
+    prior: CudaSlice<f32>,
+    /// Each row's K-th largest score (`boundary=true`; one element otherwise).
+    pub(super) boundary: CudaSlice<f32>,
 }
 
 impl DeviceCall {
@@ -53,6 +57,8 @@ impl DeviceCall {
         };
         let out_len = (rows - 1) * plan.request.out_pitch as usize + plan.request.k as usize;
         let values_len = if plan.spec.io.values { out_len } else { 1 };
+        let prior = io.prior.map_or(&[0f32][..], |p| &p[..rows]);
+        let boundary_len = if plan.spec.io.boundary { rows } else { 1 };
         Ok(DeviceCall {
             scores: DeviceScores::upload(stream, &scores.data[..need])
                 .map_err(Error::driver("uploading scores"))?,
@@ -70,6 +76,12 @@ impl DeviceCall {
             info: stream
                 .alloc_zeros::<i32>(2 * rows)
                 .map_err(Error::driver("allocating row statistics"))?,
+            prior: stream
+                .clone_htod(prior)
+                .map_err(Error::driver("uploading the prior"))?,
+            boundary: stream
+                .alloc_zeros::<f32>(boundary_len)
+                .map_err(Error::driver("allocating the boundary"))?,
         })
     }
 
@@ -78,7 +90,7 @@ impl DeviceCall {
         &mut self,
         stream: &Arc<CudaStream>,
         io: &CallIo,
-        values: bool,
+        spec_io: &topk_dsl::Io,
     ) -> Result<(RawBuffers, CallBuffers)> {
         let ptr = |s: &CudaSlice<i32>| s.device_ptr(stream).0;
         let buffers = CallBuffers {
@@ -107,7 +119,20 @@ impl DeviceCall {
                     page_size: t.page_size,
                 },
             },
-            values: if values { self.values.ptr(stream) } else { 0 },
+            values: if spec_io.values {
+                self.values.ptr(stream)
+            } else {
+                0
+            },
+            prior: match spec_io.prior {
+                topk_dsl::Prior::None => 0,
+                topk_dsl::Prior::Bins { .. } => self.prior.device_ptr(stream).0,
+            },
+            boundary: if spec_io.boundary {
+                self.boundary.device_ptr_mut(stream).0
+            } else {
+                0
+            },
         };
         let raw = RawBuffers {
             scores: self.scores.ptr(stream),

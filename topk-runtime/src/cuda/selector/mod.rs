@@ -5,7 +5,7 @@ use super::call::CallShape;
 use super::device::Gpu;
 use super::launch::{status, LaunchBuffers, Workspace};
 use super::plan::{Plan, PlanRequest};
-use crate::call::{check_values, resolve, CallIo, CallOut, RowWindow};
+use crate::call::{check_boundary, check_values, resolve, CallIo, CallOut, RowWindow};
 use crate::input::{check_indices, check_matrix};
 use crate::routes::RouteStats;
 use crate::score::{Score, ScoreRows};
@@ -179,9 +179,11 @@ impl CudaSelector {
             indices,
             pitch: out_pitch,
             values,
+            boundary,
         } = out;
         check_indices(scores.rows, k, indices.len(), out_pitch)?;
         check_values(&spec, values.as_deref(), scores.rows, k, out_pitch)?;
+        check_boundary(&spec, boundary.as_deref(), scores.rows)?;
         self.check_extents(scores)?;
         let rows = scores.rows;
         if rows == 0 {
@@ -191,7 +193,7 @@ impl CudaSelector {
         let mut call = DeviceCall::upload(&stream, &self.plan, scores, io)?;
         self.ws.clear_status(&stream)?;
         {
-            let (raw, buffers) = call.buffers(&stream, io, spec.io.values)?;
+            let (raw, buffers) = call.buffers(&stream, io, &spec.io)?;
             let shape = CallShape {
                 rows: rows as u32,
                 width: r.width,
@@ -231,9 +233,20 @@ impl CudaSelector {
             ),
             false => None,
         };
+        let host_boundary = match boundary.is_some() {
+            true => Some(
+                stream
+                    .clone_dtoh(&call.boundary)
+                    .map_err(Error::driver("downloading boundaries"))?,
+            ),
+            false => None,
+        };
         copy_rows(&host_out, r.out_pitch as usize, indices, out_pitch, rows, k);
         if let (Some(values), Some(host)) = (values, host_values) {
             copy_rows(&host, r.out_pitch as usize, values, out_pitch, rows, k);
+        }
+        if let (Some(boundary), Some(host)) = (boundary, host_boundary) {
+            boundary[..rows].copy_from_slice(&host[..rows]);
         }
         let info = stream
             .clone_dtoh(&call.info)
