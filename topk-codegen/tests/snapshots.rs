@@ -327,7 +327,9 @@ fn the_prior_and_boundary_have_a_reviewed_outline() {
         assert!(source.contains(needle), "{needle}");
     }
     // Without them the prelude defines neither (the fragments' code for them compiles out).
-    let plain = generate(&topk_dsl::Spec::parse("values=true").unwrap()).unwrap().source;
+    let plain = generate(&topk_dsl::Spec::parse("values=true").unwrap())
+        .unwrap()
+        .source;
     assert!(!plain.contains("#define CALL_PRIOR") && !plain.contains("#define ROUTE_PRIOR"));
     assert!(!plain.contains("#define CALL_BOUNDARY") && !plain.contains("prior,"));
 }

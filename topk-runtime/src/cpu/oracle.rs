@@ -63,7 +63,7 @@ pub fn oracle_with<T: Score>(
         indices,
         pitch,
         values,
-        mut boundary,
+        boundary,
     } = out;
     check_indices(scores.rows, k, indices.len(), pitch)?;
     check_values(spec, values.as_deref(), scores.rows, k, pitch)?;
@@ -106,7 +106,7 @@ pub fn oracle_with<T: Score>(
             let values = values.as_deref_mut().map(|v| &mut v[..k]);
             write_row(window, slots, values, &place, &transforms[r], r)
         })?;
-    if let Some(boundary) = boundary.as_deref_mut() {
+    if let Some(boundary) = boundary {
         boundary[..scores.rows].copy_from_slice(&boundaries);
     }
     Ok(())
