@@ -57,11 +57,11 @@ for tool in ${TOOLS:-memcheck racecheck synccheck}; do
     memcheck)
       run memcheck persistent,rowlocal,kvsplit,cluster,staged
       run memcheck persistent,rowlocal,kvsplit,cluster,staged "" gpu_half sanitizer_workload_sixteen_bit
-      run memcheck persistent,rowlocal "" gpu_prior sanitizer_workload_prior
+      run memcheck persistent,rowlocal,cluster "" gpu_prior sanitizer_workload_prior
       ;;
     racecheck | synccheck)
       run "$tool" persistent,cluster,rowlocal quick
-      run "$tool" persistent,rowlocal "" gpu_prior sanitizer_workload_prior
+      run "$tool" persistent,rowlocal,cluster "" gpu_prior sanitizer_workload_prior
       ;;
     *) echo "unknown tool $tool (memcheck, racecheck, synccheck)" >&2; exit 2 ;;
   esac

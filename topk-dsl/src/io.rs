@@ -171,9 +171,13 @@ impl Spec {
     /// (so nothing on the GPU is silently wrong) and the CLI's `--backend auto` takes the CPU.
     /// Every dtype (FP32, FP16, bfloat16) and every part of the call interface is generated on
     /// every kernel family; a row's prior and boundary output (`prior`, `boundary`) on the
-    /// one-CTA-per-row families (persistent and row-local), whose rows a decode step runs on.
+    /// families that finish a row in one CTA or one cluster (persistent, row-local, cluster),
+    /// which take the decode steps.
     pub fn gpu_unsupported(&self) -> Option<String> {
-        let per_row_family = matches!(self.mapping, Mapping::Persistent | Mapping::RowLocal(_));
+        let per_row_family = matches!(
+            self.mapping,
+            Mapping::Persistent | Mapping::RowLocal(_) | Mapping::Cluster { .. }
+        );
         let needs = match (self.io.prior, self.io.boundary) {
             (Prior::Bins { .. }, _) => "prior=P/R",
             (_, true) => "boundary=true",
@@ -181,8 +185,9 @@ impl Spec {
         };
         (!per_row_family).then(|| {
             format!(
-                "{needs} is generated for the one-CTA-per-row kernels (map=persistent, \
-                 map=rowlocal(..)), not for map={}; use one of them, or the CPU backend",
+                "{needs} is generated for the kernels that finish a row in one CTA or one cluster \
+                 (map=persistent, map=rowlocal(..), map=cluster(..)), not for map={}; use one \
+                 of them, or the CPU backend",
                 self.mapping
             )
         })

@@ -194,15 +194,17 @@ pub fn sixteen_bit_samples() -> Vec<Spec> {
 }
 
 /// A row's prior and boundary output (`prior=P/R`, `boundary=true`) on every family that
-/// generates them (the one-CTA-per-row persistent and row-local kernels), alone, together,
+/// generates them (persistent, row-local and cluster kernels), alone, together,
 /// with the rest of the call interface and with 16-bit scores: what the code-generation checks
 /// compile.
 pub fn prior_samples() -> Vec<Spec> {
-    const FAMILIES: [&str; 4] = [
+    const FAMILIES: [&str; 6] = [
         "map=persistent",
         "map=persistent,propose=exact",
         "map=rowlocal(register),propose=exact,threads=1024",
         "map=rowlocal(streaming),propose=exact,threads=1024",
+        "map=cluster(8),propose=exact,threads=1024",
+        "map=cluster(16),propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=1024",
     ];
     const INTERFACES: [&str; 5] = [
         "prior=2/8",

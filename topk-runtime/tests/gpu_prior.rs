@@ -1,8 +1,8 @@
 //! A row's prior boundary (`prior=P/R`) and boundary output (`boundary=true`) on the GPU against
 //! the CPU reference, on every family that generates them (persistent, sampled and exact;
-//! row-local, register and streaming): good, stale, too high, too low, +-inf and NaN priors on
-//! benign and adversarial rows, and the steps of a synthetic decode trace each fed the previous
-//! step's boundary. Every output is checked by `cpu::verify_with` and compared with the CPU
+//! row-local, register and streaming; cluster, 8 CTAs exact and 16 sampled): good, stale, too
+//! high, too low, +-inf and NaN priors on benign and adversarial rows, and the steps of a
+//! synthetic decode trace each fed the previous step's boundary. Every output is checked by `cpu::verify_with` and compared with the CPU
 //! backend: routes and |Q0| row for row, boundaries bit for bit, the oracle's bytes where
 //! canonical. Every test needs a GPU and is ignored unless run with `--ignored` (on a GPU host).
 //! Until these pass on a GPU the runtime refuses such plans (`topk_runtime::cuda::gpu_refusal`);
@@ -44,6 +44,22 @@ fn families(k: u32, io: Io) -> Vec<Spec> {
         },
         rowlocal(RowLocalVariant::Register),
         rowlocal(RowLocalVariant::Streaming),
+        Spec {
+            k,
+            mapping: Mapping::Cluster { ctas: 8 },
+            proposal: Proposal::Exact,
+            threads: 1024,
+            io,
+            ..Spec::default()
+        },
+        Spec {
+            k,
+            mapping: Mapping::Cluster { ctas: 16 },
+            proposal: sampled(128, 175, 250),
+            threads: 1024,
+            io,
+            ..Spec::default()
+        },
     ]
 }
 

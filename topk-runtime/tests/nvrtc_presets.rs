@@ -227,7 +227,7 @@ fn every_family_compiles_sixteen_bit_scores_with_nvrtc() {
 fn the_prior_and_boundary_compile_with_nvrtc_where_generated() {
     for text in [
         "map=kvsplit(4),prior=2/8",
-        "map=cluster(8),propose=exact,threads=1024,boundary=true",
+        "map=kvsplit(2),boundary=true",
         "map=staged,prior=1/2",
     ] {
         let spec = topk_dsl::Spec::parse(text).unwrap();
@@ -244,6 +244,6 @@ fn the_prior_and_boundary_compile_with_nvrtc_where_generated() {
         let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
         jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
     }
-    assert_eq!(samples.len(), 4 * 5, "samples compiled");
+    assert_eq!(samples.len(), 6 * 5, "samples compiled");
     jobs.compile_all(&arch);
 }

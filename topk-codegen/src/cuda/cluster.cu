@@ -6,7 +6,9 @@
 // global spill slice); rank 0 refines alone. Clusters loop over rows; every CTA of a cluster
 // walks the same rows, so the cluster barriers below are reached by all of them.
 //
-// With a sampled proposal (SAMPLED), a row first takes the sampled routes of select_row: each
+// With a prior (prior=P/R), a row first admits the scores at or above its prior's cutoff in one
+// pass of every CTA (cluster_prior_row). With a sampled proposal (SAMPLED), a row then takes
+// the sampled routes of select_row: each
 // CTA histograms the view samples of its segment, rank 0 proposes the boundary from their sum,
 // and one pass of every CTA sends the scores at or above it to rank 0's frontier. Only rows the
 // proposal underfills (recovery) or cannot serve (too few samples) take the exact path above.
@@ -140,6 +142,35 @@ __device__ int cluster_sampled_row(const score_t* __restrict__ row_ptr, int L, i
   });
 }
 
+#ifdef CALL_PRIOR
+// prior=P/R over the cluster (select.cu's prior_route, the CPU backend's cpu::prior): every CTA
+// sends its segment's scores down to PRIOR_PRIMARY_BINS coarse bins below the row's prior to
+// rank 0's frontier, then the band down to PRIOR_RESCUE_BINS; certified when at least K and at
+// most PRIOR_CAP are admitted. Returns the route with `lo` set, or ROUTE_DIRECT_EXACT when the
+// row has no prior or it did not certify: the spec's own routes then start over (each resets
+// rank 0's counters before it collects).
+__device__ int cluster_prior_row(const score_t* __restrict__ row_ptr, int a, int b, u32 rank,
+                                 const RowCtx& c, u32* __restrict__ control, float& lo) {
+  const float p = s_row_io.prior;  // every CTA read the row's prior (begin_call_row)
+  if (p != p) return ROUTE_DIRECT_EXACT;
+  const u32 last = (u32)COARSE_BINS - 1u;
+  const u32 bin = min(coarse_bin(p), last);
+  const float e0 = coarse_endpoint_fast(min(bin + (u32)PRIOR_PRIMARY_BINS, last));
+  if (rank == 0) reset_row_counters();
+  cluster_sync();
+  int admitted = cluster_collect_band(row_ptr + a, b - a, a, e0, quiet_nan(), c, control);
+  int route = ROUTE_PRIOR_PRIMARY;
+  lo = e0;
+  if (admitted < K && PRIOR_RESCUE_BINS > PRIOR_PRIMARY_BINS) {
+    const float e1 = coarse_endpoint_fast(min(bin + (u32)PRIOR_RESCUE_BINS, last));
+    admitted = cluster_collect_band(row_ptr + a, b - a, a, e1, e0, c, control);
+    lo = e1;
+    route = ROUTE_PRIOR_RESCUE;
+  }
+  return admitted >= K && admitted <= PRIOR_CAP ? route : ROUTE_DIRECT_EXACT;
+}
+#endif
+
 extern "C" __global__ void __cluster_dims__(CLUSTER_CTAS, 1, 1) __launch_bounds__(THREADS, MIN_BLOCKS)
 ENTRY(ENTRY_PARAMS) {
   const u32 rank = cluster_rank();
@@ -188,7 +219,12 @@ ENTRY(ENTRY_PARAMS) {
     int route = ROUTE_DIRECT_EXACT;
     float lo = 0.0f, hi = quiet_nan();
     int quota = K;
+#ifdef CALL_PRIOR
+    route = cluster_prior_row(row_ptr, a, b, rank, c, control, lo);
+    if (SAMPLED && route == ROUTE_DIRECT_EXACT) {
+#else
     if (SAMPLED) {
+#endif
       const int phase = view_phase(row);
       route = cluster_sampled_row(row_ptr, L, a, b, phase, rank, c, control, lo);
       PROBE_MARK(PROBE_PROPOSED);

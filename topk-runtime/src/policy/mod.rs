@@ -65,19 +65,19 @@ pub fn default_spec(facts: &DeviceFacts, k: u32, m_cap: u32, width: u32) -> Spec
 }
 
 /// [`default_spec`] for a call of interface `io`: the map's choice with `io`, unless its family
-/// does not generate a part of `io` (a row's prior or boundary output off the one-CTA-per-row
+/// does not generate a part of `io` (a row's prior or boundary output on the KV-split or staged
 /// kernels, `Spec::gpu_unsupported`), where the persistent pool's spec for the shape takes it.
 ///
 /// ```
 /// use topk_dsl::{Io, Mapping, Prior};
 /// use topk_runtime::policy::{default_spec, default_spec_for, DeviceFacts};
 ///
-/// // One decode row of 256K: a cluster per row, but the prior takes the persistent pool.
+/// // One decode row of 256K keeps its cluster with a prior.
 /// let h200 = DeviceFacts::h200();
-/// assert!(matches!(default_spec(&h200, 2048, 1, 262_144).mapping, Mapping::Cluster { .. }));
-/// let io = Io { prior: Prior::Bins { primary: 2, rescue: 8 }, boundary: true, ..Io::DEFAULT };
+/// let io = Io { prior: Prior::SUGGESTED, boundary: true, ..Io::DEFAULT };
 /// let spec = default_spec_for(&h200, 2048, 1, 262_144, io);
-/// assert_eq!((spec.mapping, spec.io), (Mapping::Persistent, io));
+/// assert!(matches!(spec.mapping, Mapping::Cluster { .. }));
+/// assert_eq!(spec, topk_dsl::Spec { io, ..default_spec(&h200, 2048, 1, 262_144) });
 /// assert!(spec.gpu_unsupported().is_none());
 /// ```
 pub fn default_spec_for(facts: &DeviceFacts, k: u32, m_cap: u32, width: u32, io: Io) -> Spec {
