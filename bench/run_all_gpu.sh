@@ -9,7 +9,7 @@
 # `cargo run --release -p topk-bench -- plot`. Each step runs under a time limit (STEP_LIMIT seconds, default
 # 600) and logs to $OUT/logs/<step>.log; a failed step is reported and the next one runs; the
 # exit status is 1 if any step failed. SKIP="step ..." leaves steps out, e.g.
-# SKIP="traces ablations". Steps: gpu_exact gpu_call gpu_half gpu_prior sanitize gpu_policy gpu_sharded data_generator_gpu matrix-indexer
+# SKIP="traces ablations". Steps: gpu_exact gpu_call gpu_half gpu_prior sanitize prior-trace gpu_policy gpu_sharded data_generator_gpu matrix-indexer
 # matrix-iid traces margins ablations kvsplit views phases lone-pass short-rows few-rows-indexer
 # few-rows-iid few-rows-mappings interface-cost few-rows-peers-indexer few-rows-peers-iid envelope-indexer
 # envelope-iid cp-indexer cp-iid. The envelope steps also need .wheel/ (scripts/python-wheel.sh)
@@ -60,6 +60,7 @@ step gpu_call .gpu/gpu_call --ignored --test-threads=1
 step gpu_half .gpu/gpu_half --ignored --test-threads=1
 step gpu_prior .gpu/gpu_prior --ignored --test-threads=1 --nocapture
 step sanitize bash bench/sanitize.sh
+step prior-trace bash -c '.gpu/prior-trace' && cp "$OUT/logs/prior-trace.log" "$OUT/prior-trace.txt"
 step gpu_policy .gpu/gpu_policy --ignored --nocapture
 step gpu_sharded .gpu/gpu_sharded --ignored --test-threads=1 "${nccl_skip[@]}"
 step data_generator_gpu .gpu/data_generator_gpu --ignored
