@@ -33,6 +33,9 @@ pub enum Variant {
     /// `transform=paged`, page size [`PAGE_SIZE`], a table per row that rotates the row's pages
     /// by the row number.
     Paged,
+    /// `transform=paged(rows)`: [`Variant::Paged`]'s tables for every fourth row, score row `r`
+    /// reading table row `r / 4` (a prefill chunk's query rows sharing a request's table).
+    PagedRows,
     /// `order=sorted`.
     Sorted,
     /// `ties=lowest`.
@@ -46,12 +49,13 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in the order they are reported.
-    pub const ALL: [Variant; 9] = [
+    pub const ALL: [Variant; 10] = [
         Variant::Values,
         Variant::Window,
         Variant::WindowShifted,
         Variant::Offset,
         Variant::Paged,
+        Variant::PagedRows,
         Variant::Sorted,
         Variant::Lowest,
         Variant::SortedLowest,
@@ -66,6 +70,7 @@ impl Variant {
             Variant::WindowShifted => "window-shifted",
             Variant::Offset => "offset",
             Variant::Paged => "paged",
+            Variant::PagedRows => "paged-rows",
             Variant::Sorted => "sorted",
             Variant::Lowest => "lowest",
             Variant::SortedLowest => "sorted-lowest",
@@ -104,6 +109,7 @@ impl Variant {
             Variant::Window | Variant::WindowShifted => io.rows = Rows::Window { relative: true },
             Variant::Offset => io.transform = Transform::Offset,
             Variant::Paged => io.transform = Transform::Paged,
+            Variant::PagedRows => io.transform = Transform::PagedRows,
             Variant::Sorted => io.order = Order::Sorted,
             Variant::Lowest => io.ties = Ties::Lowest,
             Variant::SortedLowest => {
@@ -141,6 +147,8 @@ pub struct CallArrays {
     pub page_table: Vec<i32>,
     /// Pages per table row: enough for the whole width.
     pub page_columns: usize,
+    /// The table row of each score row (`transform=paged(rows)`).
+    pub page_rows: Vec<i32>,
 }
 
 impl CallArrays {
@@ -160,17 +168,33 @@ impl CallArrays {
         match io.transform {
             Transform::None => {}
             Transform::Offset => a.offsets = (0..lengths.len()).map(|r| (r % 7) as i32).collect(),
-            Transform::Paged => {
+            Transform::Paged | Transform::PagedRows => {
                 let columns = width.div_ceil(PAGE_SIZE as usize);
                 a.page_columns = columns;
-                // Row r's page p lives on physical page (p + r) mod columns: distinct per row
-                // (invertible), different across rows, every index below the width.
-                a.page_table = (0..lengths.len())
-                    .flat_map(|r| (0..columns).map(move |p| ((p + r) % columns) as i32))
+                let table_rows = match io.transform {
+                    Transform::PagedRows => lengths.len().div_ceil(4),
+                    _ => lengths.len(),
+                };
+                // Table row t's page p lives on physical page (p + t) mod columns: distinct per
+                // row (invertible), different across rows, every index below the width.
+                a.page_table = (0..table_rows)
+                    .flat_map(|t| (0..columns).map(move |p| ((p + t) % columns) as i32))
                     .collect();
+                if io.transform == Transform::PagedRows {
+                    a.page_rows = (0..lengths.len()).map(|r| (r / 4) as i32).collect();
+                }
             }
         }
         a
+    }
+
+    fn page_table(&self) -> PageTable<'_> {
+        PageTable {
+            data: &self.page_table,
+            columns: self.page_columns,
+            pitch: self.page_columns,
+            page_size: PAGE_SIZE,
+        }
     }
 
     /// The host description of the call, for the CPU verifier.
@@ -186,12 +210,11 @@ impl CallArrays {
         let transform = match io.transform {
             Transform::None => IndexTransform::None,
             Transform::Offset => IndexTransform::Offset(&self.offsets),
-            Transform::Paged => IndexTransform::Paged(PageTable {
-                data: &self.page_table,
-                columns: self.page_columns,
-                pitch: self.page_columns,
-                page_size: PAGE_SIZE,
-            }),
+            Transform::Paged => IndexTransform::Paged(self.page_table()),
+            Transform::PagedRows => IndexTransform::PagedRows {
+                table: self.page_table(),
+                rows: &self.page_rows,
+            },
         };
         CallIo {
             rows,

@@ -346,7 +346,7 @@ fn call_interface(io: &Io, k: u32, prior_cap: u32) -> String {
     let transform = match io.transform {
         Transform::None => "TRANSFORM_NONE",
         Transform::Offset => "TRANSFORM_OFFSET",
-        Transform::Paged => "TRANSFORM_PAGED",
+        Transform::Paged | Transform::PagedRows => "TRANSFORM_PAGED",
     };
     c(
         "INDEX_TRANSFORM",
@@ -360,6 +360,9 @@ fn call_interface(io: &Io, k: u32, prior_cap: u32) -> String {
         sort_slots(k).to_string(),
         "pairs of the output sort: K up to a power of two",
     );
+    if io.transform == Transform::PagedRows {
+        s.push_str("#define CALL_PAGE_ROWS 1  // row r reads page-table row page_rows[r]\n");
+    }
     if let Prior::Bins { primary, rescue } = io.prior {
         s.push_str("#define CALL_PRIOR 1  // a row proposes from its prior boundary first\n");
         let mut c = |name: &str, value: String, why: &str| {

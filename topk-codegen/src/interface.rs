@@ -210,6 +210,25 @@ pub const PAGED: &[Param] = &[
     ),
     param("page_size", Int, "positions per page, >= 1"),
 ];
+/// `transform=paged(rows)`: [`PAGED`], with row r reading table row `page_rows[r]`.
+pub const PAGED_ROWS: &[Param] = &[
+    param("page_table", ConstI32Ptr, "page-table rows at page_pitch"),
+    param("page_columns", Int, "pages per table row"),
+    param(
+        "page_pitch",
+        LongLong,
+        "table row pitch (0: one shared row)",
+    ),
+    param("page_size", Int, "positions per page, >= 1"),
+    param(
+        "page_rows",
+        ConstI32Ptr,
+        "M_cap table rows, one per score row",
+    ),
+    param("page_table_rows", Int, "rows the page table holds"),
+];
+/// The row map's own parameters (the tail of [`PAGED_ROWS`]), in the arguments' struct.
+const PAGE_ROW_MAP: &[Param] = PAGED_ROWS.split_at(PAGED.len()).1;
 /// `values=true`: the selected scores, at the index output's pitch.
 pub const VALUES: &[Param] = &[param(
     "values",
@@ -245,6 +264,7 @@ pub fn transform_params(transform: Transform) -> &'static [Param] {
         Transform::None => &[],
         Transform::Offset => OFFSET,
         Transform::Paged => PAGED,
+        Transform::PagedRows => PAGED_ROWS,
     }
 }
 
@@ -465,11 +485,12 @@ pub(crate) fn emit(family: Family, io: &Io) -> String {
 /// Every parameter a call interface may add, in the order of the `CallArgs` struct.
 const CALL_GROUPS: [&[Param]; 6] = [LENGTHS, WINDOW, DECODE, OFFSET, PAGED, VALUES];
 
-/// The prior's and the boundary's groups, only in the struct of a spec that has them (the
-/// fragments read them under `CALL_PRIOR` / `CALL_BOUNDARY`), so every other kernel keeps its
-/// source.
+/// The row map's, the prior's and the boundary's groups, only in the struct of a spec that has
+/// them (the fragments read them under `CALL_PAGE_ROWS`, `CALL_PRIOR` and `CALL_BOUNDARY`), so
+/// every other kernel keeps its source.
 fn prior_groups(io: &Io) -> impl Iterator<Item = &'static [Param]> {
     [
+        (io.transform == Transform::PagedRows).then_some(PAGE_ROW_MAP),
         (io.prior != Prior::None).then_some(PRIOR),
         io.boundary.then_some(BOUNDARY),
     ]

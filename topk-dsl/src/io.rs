@@ -148,6 +148,10 @@ pub enum Transform {
     /// `table[r][i / P] * P + i % P` for a run-time page size P (SGLang's and FlashInfer's
     /// page-table transform; P = 1 is a token-to-slot table).
     Paged,
+    /// [`Transform::Paged`] through a row map: row `r` reads table row `map[r]` (FlashInfer's
+    /// `row_to_batch`: a prefill chunk's query rows share their request's table row), so the
+    /// table keeps one row per request instead of one per score row.
+    PagedRows,
 }
 
 impl Dtype {

@@ -245,5 +245,5 @@ const SAMPLE_FAMILIES: [&str; 8] = [
 const SAMPLE_INTERFACES: [&str; 3] = [
     "rows=window(absolute),transform=offset,values=true,order=sorted,ties=lowest",
     "rows=decode,transform=paged,values=true,ties=lowest",
-    "rows=window(relative),transform=paged,order=sorted",
+    "rows=window(relative),transform=paged(rows),order=sorted",
 ];

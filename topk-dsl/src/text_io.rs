@@ -1,8 +1,8 @@
 //! The text form of a spec's interface fields ([`Io`]): `values=true`, `order=sorted`,
 //! `ties=lowest`, `rows=window(relative)`, `rows=window(absolute)`, `rows=decode`,
-//! `transform=offset`, `transform=paged`, `prior=P/R` and `boundary=true`. Each is written, after every other field and in
-//! that order, only when it is not the default, so every spec of the plain operator keeps its
-//! name (and kernel hash).
+//! `transform=offset`, `transform=paged`, `transform=paged(rows)`, `prior=P/R` and
+//! `boundary=true`. Each is written, after every other field and in that order, only when it is
+//! not the default, so every spec of the plain operator keeps its name (and kernel hash).
 
 use crate::text::call;
 use crate::{Io, Order, Prior, Rows, SpecError, Ties, Transform};
@@ -147,6 +147,7 @@ impl fmt::Display for Transform {
             Transform::None => "none",
             Transform::Offset => "offset",
             Transform::Paged => "paged",
+            Transform::PagedRows => "paged(rows)",
         })
     }
 }
@@ -154,14 +155,16 @@ impl fmt::Display for Transform {
 impl FromStr for Transform {
     type Err = SpecError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "none" => Ok(Transform::None),
-            "offset" => Ok(Transform::Offset),
-            "paged" => Ok(Transform::Paged),
-            other => Err(SpecError::parse(
-                other,
-                "unknown transform; expected none, offset (index + offset[r]) or paged (through a \
-                 page table)",
+        let s = s.trim();
+        match call(s) {
+            ("none", None) => Ok(Transform::None),
+            ("offset", None) => Ok(Transform::Offset),
+            ("paged", None) => Ok(Transform::Paged),
+            ("paged", Some("rows")) => Ok(Transform::PagedRows),
+            _ => Err(SpecError::parse(
+                s,
+                "unknown transform; expected none, offset (index + offset[r]), paged (through a \
+                 page table) or paged(rows) (through a page table's rows by a row map)",
             )),
         }
     }

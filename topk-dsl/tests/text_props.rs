@@ -61,7 +61,12 @@ fn any_io() -> impl Strategy<Value = Io> {
                 Rows::Window { relative: false },
                 Rows::Decode,
             ]),
-            prop::sample::select(vec![Transform::None, Transform::Offset, Transform::Paged]),
+            prop::sample::select(vec![
+                Transform::None,
+                Transform::Offset,
+                Transform::Paged,
+                Transform::PagedRows,
+            ]),
         ),
         (
             prop::sample::select(vec![

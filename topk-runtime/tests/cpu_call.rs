@@ -353,6 +353,16 @@ fn transforms_write_their_formulas_and_keep_the_padding() {
                         page_size: 3,
                     })
                 }
+                // Row 0 reads table row 0 through the map: the same indices as `paged`.
+                Transform::PagedRows => topk_runtime::call::IndexTransform::PagedRows {
+                    table: topk_runtime::call::PageTable {
+                        data: &table,
+                        columns: 4,
+                        pitch: 4,
+                        page_size: 3,
+                    },
+                    rows: &[0],
+                },
             },
             prior: None,
         };
@@ -401,4 +411,97 @@ fn stride_aligned_rows_recover_exactly_on_every_dtype() {
     stride_aligned_rows_recover::<f32>(8);
     stride_aligned_rows_recover::<f16>(9);
     stride_aligned_rows_recover::<bf16>(10);
+}
+
+/// A page table read through a row map (`transform=paged(rows)`, FlashInfer's `row_to_batch`)
+/// writes what the same call writes through the table expanded to one row per score row, and a
+/// map that names a row the table does not hold, or holds the wrong count, is refused before
+/// anything is read.
+#[test]
+fn a_row_map_reads_the_table_rows_it_names() {
+    use topk_runtime::call::{CallOut, IndexTransform, PageTable, RowSource};
+    let (rows, width, k) = (6usize, 300usize, 16usize);
+    let mut rng = Rng::new(41);
+    let data: Vec<f32> = (0..rows)
+        .flat_map(|_| row::<f32>(FAMILIES[1], &mut rng, width, k))
+        .collect();
+    let scores = topk_runtime::ScoreRows {
+        data: &data,
+        rows,
+        width,
+        pitch: width,
+    };
+    let lengths: Vec<i32> = vec![300, 200, 16, 10, 0, 299];
+    let (columns, page_size) = (5usize, 64u32);
+    // Two requests' tables; rows 0-2 belong to the second, rows 3-5 to the first.
+    let table: Vec<i32> = vec![9, 3, 7, 1, 5, 20, 24, 22, 21, 23];
+    let map = [1i32, 1, 1, 0, 0, 0];
+    let expanded: Vec<i32> = map
+        .iter()
+        .flat_map(|&t| table[t as usize * columns..][..columns].to_vec())
+        .collect();
+    let spec = |transform| Spec {
+        k: k as u32,
+        io: Io {
+            transform,
+            order: Order::Sorted,
+            ties: Ties::Lowest,
+            values: true,
+            ..Io::DEFAULT
+        },
+        ..Spec::default()
+    };
+    let paged = |data| PageTable {
+        data,
+        columns,
+        pitch: columns,
+        page_size,
+    };
+    let through_map = CallIo {
+        rows: RowSource::Lengths(&lengths),
+        transform: IndexTransform::PagedRows {
+            table: paged(&table),
+            rows: &map,
+        },
+        prior: None,
+    };
+    let direct = CallIo {
+        transform: IndexTransform::Paged(paged(&expanded)),
+        ..through_map
+    };
+    let a = run(&spec(Transform::PagedRows), &scores, &through_map, false);
+    let b = run(&spec(Transform::Paged), &scores, &direct, false);
+    assert_eq!(a.indices, b.indices);
+    assert_eq!(a.values, b.values);
+    // Row 0's first index lands on one of the second request's pages.
+    let first_page = a.indices[0] / page_size as i32;
+    assert!(table[columns..].contains(&first_page), "{first_page}");
+    // A map entry beyond the table, or a map of the wrong length: refused, naming the row.
+    let mut out = vec![0i32; rows * k];
+    let mut vals = vec![0f32; rows * k];
+    let refuse = |map: &[i32], out: &mut [i32], vals: &mut [f32]| {
+        let io = CallIo {
+            transform: IndexTransform::PagedRows {
+                table: paged(&table),
+                rows: map,
+            },
+            ..through_map
+        };
+        let call = CallOut {
+            indices: out,
+            pitch: k,
+            values: Some(vals),
+            boundary: None,
+        };
+        cpu::select_with(&spec(Transform::PagedRows), &scores, &io, call, false)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = refuse(&[1, 1, 2, 0, 0, 0], &mut out, &mut vals);
+    assert!(
+        e.contains("row 2") && e.contains("table row 2") && e.contains("holds 2 rows"),
+        "{e}"
+    );
+    let e = refuse(&[1, 1], &mut out, &mut vals);
+    assert!(e.contains("2 entries for 6 rows"), "{e}");
 }

@@ -96,6 +96,7 @@ fn check_family(gpu: &Gpu, family: Spec, ios: &[Io], seed: u64) -> Vec<Route> {
         let spec = Spec { io, ..family };
         let mut request = PlanRequest::new(spec.k, rows as u32, WIDTH as u32).with_spec(spec);
         request.pitch = PITCH as u64;
+        request.allow_unverified = true; // transform=paged(rows); every output is checked
         let mut sel =
             CudaSelector::new(gpu, request).unwrap_or_else(|e| panic!("{spec}: plan: {e}"));
         for (f, rows_family) in FAMILIES.into_iter().enumerate() {
@@ -215,6 +216,7 @@ fn nan_inside_a_window_is_reported_and_outside_never_read() {
         let call = arrays.io(&spec);
         let mut request = PlanRequest::new(spec.k, rows as u32, WIDTH as u32).with_spec(spec);
         request.pitch = PITCH as u64;
+        request.allow_unverified = true; // transform=paged(rows); every output is checked
         let mut sel = CudaSelector::new(&gpu, request).unwrap();
         // Row 2 (K - 1 scores, a short row) and row 6 (1500 scores in the middle of the row).
         for row in [2usize, 6] {
@@ -432,6 +434,7 @@ impl Uploaded {
                 up(&arrays.seq_lens),
                 up(&arrays.offsets),
                 up(&arrays.table),
+                up(&arrays.page_rows),
             ],
         }
     }
@@ -459,6 +462,14 @@ impl Uploaded {
                     columns: arrays.table_columns as u32,
                     pitch: arrays.table_pitch as u64,
                     page_size: arrays.page_size,
+                },
+                Transform::PagedRows => DeviceTransform::PagedRows {
+                    table: ptr(4),
+                    columns: arrays.table_columns as u32,
+                    pitch: arrays.table_columns as u64,
+                    page_size: arrays.page_size,
+                    rows: ptr(5),
+                    table_rows: (arrays.table.len() / arrays.table_columns.max(1)) as u32,
                 },
             },
             values: if spec.io.values { values } else { 0 },
@@ -611,9 +622,9 @@ fn sanitizer_workload() {
     let mut rng = Rng::new(15);
     // Specs the first test compiles: sorted lowest ties through a page table on absolute
     // windows; values with offsets on relative windows; values through a page table on decode
-    // rows.
+    // rows; sorted values through a page table's rows by a row map.
     let all = interfaces();
-    let interfaces = [all[5], all[4], all[6]];
+    let interfaces = [all[5], all[4], all[6], all[all.len() - 1]];
     let quick = std::env::var_os("TOPK_SANITIZE_QUICK").is_some();
     let row_families = [
         call_support::Family::TiesAtRankK,
@@ -629,6 +640,7 @@ fn sanitizer_workload() {
             let spec = Spec { io, ..family };
             let mut request = PlanRequest::new(spec.k, rows as u32, WIDTH as u32).with_spec(spec);
             request.pitch = PITCH as u64;
+            request.allow_unverified = true; // transform=paged(rows); every output is checked
             let mut sel = CudaSelector::new(&gpu, request).unwrap();
             for &rows_family in row_families {
                 let mut data = vec![f32::NAN; rows * PITCH];

@@ -1,8 +1,9 @@
-//! What the GPU path refuses to plan, asked without a GPU: the 16-bit score dtypes (generated,
-//! not yet checked on a GPU), with a sentence that says what to do; float32 with every part of
-//! the call interface runs.
+//! What the GPU path refuses to plan, asked without a GPU: the 16-bit score dtypes, a row's
+//! prior and boundary output, and a page table read through a row map (generated, not yet
+//! checked on a GPU), each with a sentence that says what to do; float32 with every other part
+//! of the call interface runs.
 
-use topk_dsl::{Dtype, Io, Order, Rows, Spec, Ties, Transform};
+use topk_dsl::{Dtype, Io, Order, Prior, Rows, Spec, Ties, Transform};
 use topk_runtime::cuda::gpu_refusal;
 
 #[test]
@@ -47,4 +48,55 @@ fn float32_with_any_interface_is_not_refused() {
     ] {
         assert_eq!(gpu_refusal(&spec), None, "{spec}");
     }
+}
+
+#[test]
+fn the_prior_boundary_and_row_map_are_refused_with_what_to_do() {
+    let with = |io: Io| Spec {
+        io,
+        ..Spec::default()
+    };
+    let cases = [
+        (
+            with(Io {
+                prior: Prior::SUGGESTED,
+                ..Io::DEFAULT
+            }),
+            "`prior=P/R`",
+        ),
+        (
+            with(Io {
+                boundary: true,
+                ..Io::DEFAULT
+            }),
+            "`boundary=true`",
+        ),
+        (
+            with(Io {
+                transform: Transform::PagedRows,
+                ..Io::DEFAULT
+            }),
+            "`transform=paged(rows)`",
+        ),
+    ];
+    for (spec, names) in cases {
+        assert_eq!(
+            spec.gpu_unsupported(),
+            None,
+            "{spec}: code generation covers it"
+        );
+        let why = gpu_refusal(&spec).unwrap_or_else(|| panic!("{spec}: not refused"));
+        assert!(
+            why.contains(names) && why.contains("not yet verified on a GPU"),
+            "{why}"
+        );
+        assert!(why.contains("CPU backend"), "{why}");
+    }
+    // Where code generation does not cover them, that is the reason given.
+    let kvsplit = Spec::parse("map=kvsplit(4),prior=2/8").unwrap();
+    let why = gpu_refusal(&kvsplit).unwrap();
+    assert!(
+        why.contains("map=kvsplit(4)") && why.contains("map=persistent"),
+        "{why}"
+    );
 }

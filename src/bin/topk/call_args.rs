@@ -56,6 +56,10 @@ pub struct OutputArgs {
     /// Positions per page of --page-table, any size from 1 [default: 1, a token-to-slot table]
     #[arg(long, value_name = "P", requires = "page_table")]
     pub page_size: Option<u32>,
+    /// Row r reads --page-table row rows[r] (FlashInfer's row_to_batch): int32 or int64, 1-D,
+    /// one per row; the table then holds any number of rows
+    #[arg(long, value_name = "FILE", requires = "page_table")]
+    pub page_rows: Option<PathBuf>,
     /// Order each row's entries descending by value (equal values by ascending index with
     /// --deterministic); short rows list their L indices so, then -1
     #[arg(long)]
@@ -136,6 +140,8 @@ pub fn interface(
         },
         transform: if out.offsets.is_some() {
             Transform::Offset
+        } else if out.page_rows.is_some() {
+            Transform::PagedRows
         } else if out.page_table.is_some() {
             Transform::Paged
         } else {

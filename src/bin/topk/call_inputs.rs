@@ -161,6 +161,7 @@ pub struct CallFiles {
     columns: usize,
     pitch: usize,
     page_size: u32,
+    page_rows: Vec<i32>,
     prior: Vec<f32>,
 }
 
@@ -196,7 +197,9 @@ impl CallFiles {
         if let Some(path) = &out.page_table {
             let table = io::read_i32_matrix(path, None, "page_table", " [rows, pages]")
                 .map_err(CliError::input("--page-table"))?;
-            if table.rows != rows && table.rows != 1 {
+            if let Some(map) = &out.page_rows {
+                files.page_rows = vector("--page-rows", map, rows)?;
+            } else if table.rows != rows && table.rows != 1 {
                 return Err(CliError::Usage(format!(
                     "--page-table: `{}` has {} rows but the scores have {rows}; give one table \
                      row per score row, or one row for all",
@@ -205,7 +208,11 @@ impl CallFiles {
                 )));
             }
             files.columns = table.k;
-            files.pitch = if table.rows == 1 { 0 } else { table.k };
+            files.pitch = if table.rows == 1 && out.page_rows.is_none() {
+                0
+            } else {
+                table.k
+            };
             files.table = table.data;
         }
         Ok(files)
@@ -229,14 +236,22 @@ impl CallFiles {
             transform: match spec.io.transform {
                 Transform::None => IndexTransform::None,
                 Transform::Offset => IndexTransform::Offset(&self.offsets),
-                Transform::Paged => IndexTransform::Paged(PageTable {
-                    data: &self.table,
-                    columns: self.columns,
-                    pitch: self.pitch,
-                    page_size: self.page_size,
-                }),
+                Transform::Paged => IndexTransform::Paged(self.page_table()),
+                Transform::PagedRows => IndexTransform::PagedRows {
+                    table: self.page_table(),
+                    rows: &self.page_rows,
+                },
             },
             prior: (spec.io.prior != topk_dsl::Prior::None).then_some(&self.prior[..]),
+        }
+    }
+
+    fn page_table(&self) -> PageTable<'_> {
+        PageTable {
+            data: &self.table,
+            columns: self.columns,
+            pitch: self.pitch,
+            page_size: self.page_size,
         }
     }
 

@@ -40,7 +40,7 @@ struct Args {
     #[arg(long, default_value_t = 2048)]
     k: u32,
     /// Variants to time: `all` or a list of values, window, window-shifted, offset, paged,
-    /// sorted, lowest, sorted-lowest, sglang.
+    /// paged-rows, sorted, lowest, sorted-lowest, sglang.
     #[arg(long, default_value = "all")]
     variants: String,
     /// The plain spec (default: the planner's choice for each shape).
@@ -73,6 +73,7 @@ struct DeviceCall {
     ends: Option<CudaSlice<i32>>,
     offsets: Option<CudaSlice<i32>>,
     table: Option<CudaSlice<i32>>,
+    page_rows: Option<CudaSlice<i32>>,
     page_columns: usize,
     ws: Workspace,
 }
@@ -113,6 +114,7 @@ impl DeviceCall {
             ends: upload(&arrays.ends, "uploading ends")?,
             offsets: upload(&arrays.offsets, "uploading offsets")?,
             table: upload(&arrays.page_table, "uploading the page table")?,
+            page_rows: upload(&arrays.page_rows, "uploading the page table's row map")?,
             page_columns: arrays.page_columns,
             ws: Workspace::new(plan, stream)?,
         })
@@ -142,6 +144,19 @@ impl DeviceCall {
         let transform = if self.offsets.is_some() {
             DeviceTransform::Offset {
                 offsets: ptr(&self.offsets),
+            }
+        } else if self.page_rows.is_some() {
+            DeviceTransform::PagedRows {
+                table: ptr(&self.table),
+                columns: self.page_columns as u32,
+                pitch: self.page_columns as u64,
+                page_size: PAGE_SIZE,
+                rows: ptr(&self.page_rows),
+                table_rows: self
+                    .table
+                    .as_ref()
+                    .map_or(0, |t| t.len() / self.page_columns.max(1))
+                    as u32,
             }
         } else if self.table.is_some() {
             DeviceTransform::Paged {
@@ -297,7 +312,11 @@ fn run_shape(
     let mut failures = Vec::new();
     for &variant in variants {
         let spec_v = variant.spec(plain.spec);
-        let plan = Plan::new(gpu, request.with_spec(spec_v))?;
+        let mut variant_request = request.with_spec(spec_v);
+        // Parts the runtime does not run unchecked yet (a row map) are timed too: every output
+        // is checked below.
+        variant_request.allow_unverified = true;
+        let plan = Plan::new(gpu, variant_request)?;
         let arrays = CallArrays::of(variant, &lengths, width);
         let mut call = DeviceCall::new(&plan, &stream, &m, Some(variant), &arrays)?;
         call.launch(&plan, &stream, &m)?;

@@ -36,9 +36,24 @@ __device__ __forceinline__ RowSpan call_row_span(const CallArgs& a, int row, int
   return w;
 }
 
+// The page-table row of score row `row`: itself, or its entry of the row map
+// (transform=paged(rows)), which transform_fits checks.
+__device__ __forceinline__ long long page_table_row(const CallArgs& a, int row) {
+#ifdef CALL_PAGE_ROWS
+  return a.page_rows[row];
+#else
+  return row;
+#endif
+}
+
 // Whether the transform writes every index of the row as a non-negative int32 (the per-row
-// check of docs/interface.md): the offset range, or a page for the last index.
+// check of docs/interface.md): the offset range, or a page for the last index (in a table row
+// the row map names, with transform=paged(rows)).
 __device__ __forceinline__ bool transform_fits(const CallArgs& a, int row, const RowSpan& w) {
+#ifdef CALL_PAGE_ROWS
+  const long long table_row = page_table_row(a, row);
+  if (table_row < 0 || table_row >= a.page_table_rows) return false;
+#endif
   if (w.L == 0) return true;
   const long long first = ABSOLUTE_INDICES ? w.start : 0;
   const long long last = first + w.L - 1;
@@ -60,7 +75,7 @@ __device__ __forceinline__ void describe_row(const CallArgs& a, const score_t* _
   if constexpr (VALUES) s_row_io.values = a.values + row * out_pitch;
   s_row_io.row = scores + row * pitch + w.start;
   if constexpr (INDEX_TRANSFORM == TRANSFORM_PAGED) {
-    s_row_io.pages = a.page_table + row * a.page_pitch;
+    s_row_io.pages = a.page_table + page_table_row(a, row) * a.page_pitch;
     s_row_io.page_size = a.page_size;
   }
   if constexpr (INDEX_TRANSFORM == TRANSFORM_OFFSET) s_row_io.offset = a.offsets[row];

@@ -43,7 +43,7 @@ const KEYS: &[(&str, &str)] = &[
         "rows",
         "one of `lengths`, `window_relative`, `window_absolute`, `decode`",
     ),
-    ("transform", "one of `none`, `offset`, `paged`"),
+    ("transform", "one of `none`, `offset`, `paged`, `paged_rows`"),
     (
         "prior",
         "a string `\"P/R\"` of coarse bins below a row's prior, e.g. `prior = \"2/8\"`",
@@ -215,6 +215,7 @@ fn io<'a>(get: &dyn Fn(&str) -> Option<&'a Arg>) -> syn::Result<Io> {
             Some("none") => Transform::None,
             Some("offset") => Transform::Offset,
             Some("paged") => Transform::Paged,
+            Some("paged_rows") => Transform::PagedRows,
             _ => return Err(expected(a)),
         };
     }

@@ -155,6 +155,7 @@ fn io_literal(io: Io) -> TokenStream {
         Transform::None => quote!(::topk::dsl::Transform::None),
         Transform::Offset => quote!(::topk::dsl::Transform::Offset),
         Transform::Paged => quote!(::topk::dsl::Transform::Paged),
+        Transform::PagedRows => quote!(::topk::dsl::Transform::PagedRows),
     };
     let prior = match prior {
         Prior::None => quote!(::topk::dsl::Prior::None),

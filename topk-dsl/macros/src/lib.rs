@@ -42,7 +42,7 @@ use proc_macro::TokenStream;
 /// | `order`   | `any` or `sorted` (descending by value)                      | `any`        |
 /// | `ties`    | `any` or `lowest` (deterministic: the lowest indices win)    | `any`        |
 /// | `rows`    | `lengths`, `window_relative`, `window_absolute` or `decode`  | `lengths`    |
-/// | `transform` | `none`, `offset` or `paged`                                | `none`       |
+/// | `transform` | `none`, `offset`, `paged` or `paged_rows` (a page table's rows by a row map) | `none` |
 /// | `prior`   | `"P/R"`: propose from a per-row prior, P and R coarse bins below it (`P <= R <= 64`) | none |
 /// | `boundary` | `true` or `false`: also write each row's K-th largest score  | `false`      |
 ///

@@ -77,6 +77,14 @@ pub enum IndexTransform<'a> {
     Offset(&'a [i32]),
     /// `table[r][index / P] * P + index % P`.
     Paged(PageTable<'a>),
+    /// `table[rows[r]][index / P] * P + index % P`: row `r` reads the table row its map entry
+    /// names (FlashInfer's `row_to_batch`); the table holds any number of rows.
+    PagedRows {
+        /// The page table (its pitch may not be 0: each table row is addressed).
+        table: PageTable<'a>,
+        /// The table row of each score row.
+        rows: &'a [i32],
+    },
 }
 
 /// The optional inputs of a call beside the scores.
@@ -122,6 +130,7 @@ impl<'a> CallIo<'a> {
             (IndexTransform::None, Transform::None)
                 | (IndexTransform::Offset(_), Transform::Offset)
                 | (IndexTransform::Paged(_), Transform::Paged)
+                | (IndexTransform::PagedRows { .. }, Transform::PagedRows)
         );
         if !transform_match {
             return Err(Error::Input(format!(
@@ -247,6 +256,7 @@ impl IndexTransform<'_> {
             IndexTransform::None => "no transform",
             IndexTransform::Offset(_) => "offsets",
             IndexTransform::Paged(_) => "a page table",
+            IndexTransform::PagedRows { .. } => "a page table with a row map",
         }
     }
 }

@@ -24,7 +24,8 @@ impl<'a> IndexTransform<'a> {
         match *self {
             IndexTransform::None => Ok(vec![RowTransform::None; windows.len()]),
             IndexTransform::Offset(offsets) => offset_rows(offsets, windows),
-            IndexTransform::Paged(table) => paged_rows(&table, windows),
+            IndexTransform::Paged(table) => paged_rows(&table, None, windows),
+            IndexTransform::PagedRows { table, rows } => paged_rows(&table, Some(rows), windows),
         }
     }
 }
@@ -56,7 +57,13 @@ fn offset_rows<'a>(offsets: &[i32], windows: &[RowWindow]) -> Result<Vec<RowTran
         .collect()
 }
 
-fn paged_rows<'a>(table: &PageTable<'a>, windows: &[RowWindow]) -> Result<Vec<RowTransform<'a>>> {
+/// Each row's pages: table row `r`, or `map[r]` with a row map (which must name a row the table
+/// holds, one entry per score row).
+fn paged_rows<'a>(
+    table: &PageTable<'a>,
+    map: Option<&[i32]>,
+    windows: &[RowWindow],
+) -> Result<Vec<RowTransform<'a>>> {
     let rows = windows.len();
     if table.page_size == 0 {
         return Err(Error::Input(
@@ -69,6 +76,9 @@ fn paged_rows<'a>(table: &PageTable<'a>, windows: &[RowWindow]) -> Result<Vec<Ro
              between row starts (0 shares one row among all)",
             table.pitch, table.columns
         )));
+    }
+    if let Some(map) = map {
+        return mapped_rows(table, map, windows);
     }
     let needed = match (rows, table.pitch) {
         (0, _) => Some(0),
@@ -86,26 +96,71 @@ fn paged_rows<'a>(table: &PageTable<'a>, windows: &[RowWindow]) -> Result<Vec<Ro
             table.pitch
         )));
     }
-    let page_size = table.page_size as usize;
     (0..rows)
-        .map(|row| {
-            let w = windows[row];
-            let pages = &table.data[row * table.pitch..][..table.columns];
-            if w.len > 0 && (w.written(w.len - 1)) / page_size >= table.columns {
-                return Err(Error::Input(format!(
-                    "row {row}: its indices reach {} and need page {}, but the page table has \
-                     {} columns; give every valid position of a row a page",
-                    w.written(w.len - 1),
-                    w.written(w.len - 1) / page_size,
-                    table.columns
-                )));
-            }
-            Ok(RowTransform::Paged {
-                pages,
-                page_size: table.page_size,
-            })
+        .map(|row| row_pages(table, row, row * table.pitch, &windows[row]))
+        .collect()
+}
+
+/// [`paged_rows`] through a row map.
+fn mapped_rows<'a>(
+    table: &PageTable<'a>,
+    map: &[i32],
+    windows: &[RowWindow],
+) -> Result<Vec<RowTransform<'a>>> {
+    if map.len() != windows.len() {
+        return Err(Error::Input(format!(
+            "the page table's row map holds {} entries for {} rows: pass one table row per \
+             score row",
+            map.len(),
+            windows.len()
+        )));
+    }
+    if table.pitch < table.columns || table.pitch == 0 {
+        return Err(Error::Input(format!(
+            "a page table read through a row map needs a pitch of at least its {} columns, got \
+             {}",
+            table.columns, table.pitch
+        )));
+    }
+    let table_rows = match table.data.len().checked_sub(table.columns) {
+        Some(rest) => rest / table.pitch + 1,
+        None => 0,
+    };
+    map.iter()
+        .zip(windows)
+        .enumerate()
+        .map(|(row, (&entry, w))| match usize::try_from(entry) {
+            Ok(t) if t < table_rows => row_pages(table, row, t * table.pitch, w),
+            _ => Err(Error::Input(format!(
+                "row {row}: the row map names table row {entry}, but the page table holds \
+                 {table_rows} rows; map every score row to a table row"
+            ))),
         })
         .collect()
+}
+
+/// Row `row`'s pages, `table.columns` entries from `at`, checked against its window.
+fn row_pages<'a>(
+    table: &PageTable<'a>,
+    row: usize,
+    at: usize,
+    w: &RowWindow,
+) -> Result<RowTransform<'a>> {
+    let page_size = table.page_size as usize;
+    let pages = &table.data[at..][..table.columns];
+    if w.len > 0 && (w.written(w.len - 1)) / page_size >= table.columns {
+        return Err(Error::Input(format!(
+            "row {row}: its indices reach {} and need page {}, but the page table has {} \
+             columns; give every valid position of a row a page",
+            w.written(w.len - 1),
+            w.written(w.len - 1) / page_size,
+            table.columns
+        )));
+    }
+    Ok(RowTransform::Paged {
+        pages,
+        page_size: table.page_size,
+    })
 }
 
 impl RowTransform<'_> {

@@ -154,6 +154,18 @@ arg_group! {
 }
 
 arg_group! {
+    /// A page table read through a row map ([`interface::PAGED_ROWS`]).
+    PagedRowsArgs = interface::PAGED_ROWS => {
+        page_table: CUdeviceptr,
+        page_columns: i32,
+        page_pitch: i64,
+        page_size: i32,
+        page_rows: CUdeviceptr,
+        page_table_rows: i32,
+    }
+}
+
+arg_group! {
     /// The values output ([`interface::VALUES`]).
     ValuesArgs = interface::VALUES => {
         values: CUdeviceptr,
@@ -199,6 +211,7 @@ pub(crate) enum TransformArgs {
     None,
     Offset(OffsetArgs),
     Paged(PagedArgs),
+    PagedRows(PagedRowsArgs),
 }
 
 /// The call interface's arguments of one launch: the groups [`interface::Entry::params`] puts
@@ -237,6 +250,7 @@ impl CallArgs {
             TransformArgs::None => {}
             TransformArgs::Offset(a) => a.push(b),
             TransformArgs::Paged(a) => a.push(b),
+            TransformArgs::PagedRows(a) => a.push(b),
         }
         if let Some(v) = &self.values {
             v.push(b);
@@ -268,6 +282,7 @@ impl CallArgs {
             TransformArgs::None => &[],
             TransformArgs::Offset(_) => OffsetArgs::PUSHED,
             TransformArgs::Paged(_) => PagedArgs::PUSHED,
+            TransformArgs::PagedRows(_) => PagedRowsArgs::PUSHED,
         });
         if self.values.is_some() {
             list.extend_from_slice(ValuesArgs::PUSHED);
@@ -373,6 +388,14 @@ mod tests {
                     page_pitch: 0,
                     page_size: 1,
                 }),
+                Transform::PagedRows => TransformArgs::PagedRows(PagedRowsArgs {
+                    page_table: 0,
+                    page_columns: 0,
+                    page_pitch: 0,
+                    page_size: 1,
+                    page_rows: 0,
+                    page_table_rows: 0,
+                }),
             },
             values: io.values.then_some(ValuesArgs { values: 0 }),
             prior: (io.prior != Prior::None).then_some(PriorArgs { prior: 0 }),
@@ -383,7 +406,12 @@ mod tests {
     #[test]
     fn pushed_in_the_described_order() {
         for rows in [Rows::Lengths, Rows::Window { relative: true }, Rows::Decode] {
-            for transform in [Transform::None, Transform::Offset, Transform::Paged] {
+            for transform in [
+                Transform::None,
+                Transform::Offset,
+                Transform::Paged,
+                Transform::PagedRows,
+            ] {
                 for (values, prior) in [
                     (false, Prior::None),
                     (true, Prior::None),

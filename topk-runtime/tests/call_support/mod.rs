@@ -134,6 +134,9 @@ pub struct CallInputs {
     pub table_columns: usize,
     pub table_pitch: usize,
     pub page_size: u32,
+    /// The table row of each score row with `transform=paged(rows)`: the rows in reverse (0
+    /// for every row of a shared table).
+    pub page_rows: Vec<i32>,
 }
 
 impl CallInputs {
@@ -159,6 +162,15 @@ impl CallInputs {
                 pitch: self.table_pitch,
                 page_size: self.page_size,
             }),
+            Transform::PagedRows => IndexTransform::PagedRows {
+                table: PageTable {
+                    data: &self.table,
+                    columns: self.table_columns,
+                    pitch: self.table_columns,
+                    page_size: self.page_size,
+                },
+                rows: &self.page_rows,
+            },
         };
         CallIo {
             rows,
@@ -217,6 +229,9 @@ pub fn inputs(
         table_columns: columns,
         table_pitch: if shared { 0 } else { columns },
         page_size,
+        page_rows: (0..rows)
+            .map(|r| if shared { 0 } else { (rows - 1 - r) as i32 })
+            .collect(),
     }
 }
 
@@ -232,7 +247,12 @@ pub fn every_io(base: Spec) -> Vec<Spec> {
                     Rows::Window { relative: false },
                     Rows::Decode,
                 ] {
-                    for transform in [Transform::None, Transform::Offset, Transform::Paged] {
+                    for transform in [
+                        Transform::None,
+                        Transform::Offset,
+                        Transform::Paged,
+                        Transform::PagedRows,
+                    ] {
                         let io = Io {
                             values,
                             order,
@@ -329,7 +349,7 @@ pub fn families(k: u32) -> Vec<Spec> {
 
 /// Interfaces that together use every part on every family: each row source, each transform,
 /// values, sorted order and lowest ties, alone and combined (SGLang's fused page-table call is
-/// the last but one).
+/// the third from last; the last reads the page table through a row map).
 pub fn interfaces() -> Vec<Io> {
     let io = |values, order, ties, rows, transform| Io {
         values,
@@ -353,6 +373,7 @@ pub fn interfaces() -> Vec<Io> {
         io(true, any, free, Rows::Decode, Transform::Paged),
         io(true, sorted, lowest, relative, Transform::Paged),
         io(false, any, lowest, Rows::Decode, Transform::Offset),
+        io(true, sorted, lowest, relative, Transform::PagedRows),
     ]
 }
 

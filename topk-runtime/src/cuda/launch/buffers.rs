@@ -3,8 +3,8 @@
 //! entry arguments each gives the kernels.
 
 use super::super::entry_args::{
-    BoundaryArgs, CallArgs, DecodeArgs, LengthsArgs, OffsetArgs, PagedArgs, PriorArgs, RowArgs,
-    TransformArgs, ValuesArgs, WindowArgs,
+    BoundaryArgs, CallArgs, DecodeArgs, LengthsArgs, OffsetArgs, PagedArgs, PagedRowsArgs,
+    PriorArgs, RowArgs, TransformArgs, ValuesArgs, WindowArgs,
 };
 use crate::{Error, Result};
 use cudarc::driver::sys::CUdeviceptr;
@@ -74,6 +74,22 @@ pub enum DeviceTransform {
         pitch: u64,
         /// Positions per page, at least 1.
         page_size: u32,
+    },
+    /// [`DeviceTransform::Paged`] with score row `r` reading table row `rows[r]`
+    /// (`transform=paged(rows)`); an entry outside `0..table_rows` raises `BAD_TRANSFORM`.
+    PagedRows {
+        /// The int32 page table.
+        table: CUdeviceptr,
+        /// Pages per table row.
+        columns: u32,
+        /// Table row pitch in elements.
+        pitch: u64,
+        /// Positions per page, at least 1.
+        page_size: u32,
+        /// `M_cap` int32 table rows, one per score row.
+        rows: CUdeviceptr,
+        /// Rows the table holds.
+        table_rows: u32,
     },
 }
 
@@ -160,6 +176,25 @@ impl CallBuffers {
                 page_pitch: i64::try_from(pitch)
                     .map_err(|_| Error::Input(format!("page-table pitch {pitch} exceeds int64")))?,
                 page_size: int("page size", page_size as u64, 1)?,
+            }),
+            (
+                DeviceTransform::PagedRows {
+                    table,
+                    columns,
+                    pitch,
+                    page_size,
+                    rows,
+                    table_rows,
+                },
+                Transform::PagedRows,
+            ) => TransformArgs::PagedRows(PagedRowsArgs {
+                page_table: table,
+                page_columns: int("page-table columns", columns as u64, 0)?,
+                page_pitch: i64::try_from(pitch)
+                    .map_err(|_| Error::Input(format!("page-table pitch {pitch} exceeds int64")))?,
+                page_size: int("page size", page_size as u64, 1)?,
+                page_rows: rows,
+                page_table_rows: int("page-table rows", table_rows as u64, 0)?,
             }),
             (given, _) => {
                 return Err(mismatch(
@@ -248,6 +283,7 @@ impl DeviceTransform {
             DeviceTransform::None => "no transform",
             DeviceTransform::Offset { .. } => "offsets",
             DeviceTransform::Paged { .. } => "a page table",
+            DeviceTransform::PagedRows { .. } => "a page table with a row map",
         }
     }
 }

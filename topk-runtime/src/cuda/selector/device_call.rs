@@ -20,6 +20,8 @@ pub(super) struct DeviceCall {
     row_arrays: (CudaSlice<i32>, CudaSlice<i32>),
     /// The transform's array: offsets or the page table.
     table: CudaSlice<i32>,
+    /// The page table's row map (`transform=paged(rows)`; one element otherwise).
+    table_rows: CudaSlice<i32>,
     pub(super) out: CudaSlice<i32>,
     pub(super) values: DeviceScores,
     pub(super) info: CudaSlice<i32>,
@@ -50,10 +52,11 @@ impl DeviceCall {
             RowSource::Window { starts, ends } => (starts, ends),
             RowSource::Decode { seq_lens, .. } => (seq_lens, &[][..]),
         };
-        let table: &[i32] = match io.transform {
-            IndexTransform::None => &[],
-            IndexTransform::Offset(offsets) => offsets,
-            IndexTransform::Paged(t) => t.data,
+        let (table, map): (&[i32], &[i32]) = match io.transform {
+            IndexTransform::None => (&[], &[]),
+            IndexTransform::Offset(offsets) => (offsets, &[]),
+            IndexTransform::Paged(t) => (t.data, &[]),
+            IndexTransform::PagedRows { table, rows } => (table.data, rows),
         };
         let out_len = (rows - 1) * plan.request.out_pitch as usize + plan.request.k as usize;
         let values_len = if plan.spec.io.values { out_len } else { 1 };
@@ -68,6 +71,7 @@ impl DeviceCall {
                 up("uploading the row source", second)?,
             ),
             table: up("uploading the transform", table)?,
+            table_rows: up("uploading the page table's row map", map)?,
             out: stream
                 .alloc_zeros::<i32>(out_len)
                 .map_err(Error::driver("allocating the output"))?,
@@ -117,6 +121,19 @@ impl DeviceCall {
                     })?,
                     pitch: t.pitch as u64,
                     page_size: t.page_size,
+                },
+                IndexTransform::PagedRows { table: t, .. } => DeviceTransform::PagedRows {
+                    table: ptr(&self.table),
+                    columns: u32::try_from(t.columns).map_err(|_| {
+                        Error::Input(format!("{} page-table columns exceed u32", t.columns))
+                    })?,
+                    pitch: t.pitch as u64,
+                    page_size: t.page_size,
+                    rows: ptr(&self.table_rows),
+                    table_rows: u32::try_from(
+                        t.data.len().saturating_sub(t.columns) / t.pitch.max(1) + 1,
+                    )
+                    .unwrap_or(u32::MAX),
                 },
             },
             values: if spec_io.values {
