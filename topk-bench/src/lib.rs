@@ -8,6 +8,7 @@ pub mod matrix_bench;
 pub mod phases;
 pub mod prior_trace;
 pub mod profile_stats;
+pub mod replay;
 pub mod shapes;
 
 pub use matrix_bench::{bench_matrix, bench_matrix_with, BenchReport, FLOOR_READ_BYTES_PER_S};

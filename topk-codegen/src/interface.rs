@@ -212,14 +212,19 @@ pub const PAGED: &[Param] = &[
 ];
 /// `transform=paged(rows)`: [`PAGED`], with row r reading table row `page_rows[r]`.
 pub const PAGED_ROWS: &[Param] = &[
-    param("page_table", ConstI32Ptr, "page-table rows at page_pitch"),
-    param("page_columns", Int, "pages per table row"),
-    param(
-        "page_pitch",
-        LongLong,
-        "table row pitch (0: one shared row)",
-    ),
-    param("page_size", Int, "positions per page, >= 1"),
+    PAGED[0],
+    PAGED[1],
+    PAGED[2],
+    PAGED[3],
+    PAGE_ROW_MAP[0],
+    PAGE_ROW_MAP[1],
+];
+const _: () = assert!(
+    PAGED.len() == 4,
+    "PAGED_ROWS lists every parameter of PAGED"
+);
+/// The row map's own parameters (the tail of [`PAGED_ROWS`]), in the arguments' struct.
+const PAGE_ROW_MAP: &[Param] = &[
     param(
         "page_rows",
         ConstI32Ptr,
@@ -227,8 +232,6 @@ pub const PAGED_ROWS: &[Param] = &[
     ),
     param("page_table_rows", Int, "rows the page table holds"),
 ];
-/// The row map's own parameters (the tail of [`PAGED_ROWS`]), in the arguments' struct.
-const PAGE_ROW_MAP: &[Param] = PAGED_ROWS.split_at(PAGED.len()).1;
 /// `values=true`: the selected scores, at the index output's pitch.
 pub const VALUES: &[Param] = &[param(
     "values",

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use topk_bench::interface_cost::{
     check_output, median, CallArrays, Output, Variant, DEFAULT_SHAPES, PAGE_SIZE,
 };
+use topk_bench::replay::ReplayTimer;
 use topk_dsl::Spec;
 use topk_runtime::cuda::cudarc::driver::{
     sys, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
@@ -243,40 +244,10 @@ fn time_interleaved(
     b: &CudaGraph,
     args: &Args,
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    let ctx = stream.context();
-    let event = || {
-        ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(cuda("creating an event"))
-    };
-    let (start, stop) = (event()?, event()?);
-    let replays = args.replays.max(1);
-    let time = |g: &CudaGraph| -> Result<f64> {
-        start.record(stream).map_err(cuda("recording an event"))?;
-        for _ in 0..replays {
-            g.launch().map_err(cuda("replaying a graph"))?;
-        }
-        stop.record(stream).map_err(cuda("recording an event"))?;
-        stop.synchronize()
-            .map_err(cuda("waiting for the replays"))?;
-        let ms = start
-            .elapsed_ms(&stop)
-            .map_err(cuda("reading event time"))?;
-        Ok(ms as f64 / replays as f64)
-    };
-    for _ in 0..args.warmup {
-        a.launch().map_err(cuda("replaying a graph"))?;
-        b.launch().map_err(cuda("replaying a graph"))?;
-    }
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    for round in 0..args.rounds.max(1) {
-        if round % 2 == 0 {
-            ta.push(time(a)?);
-            tb.push(time(b)?);
-        } else {
-            tb.push(time(b)?);
-            ta.push(time(a)?);
-        }
-    }
+    let timer = ReplayTimer::new(stream, args.replays)?;
+    let mut times = timer.rotating(&[a, b], args.rounds, args.warmup)?;
+    let tb = times.pop().unwrap_or_default();
+    let ta = times.pop().unwrap_or_default();
     Ok((ta, tb))
 }
 

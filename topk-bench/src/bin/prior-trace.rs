@@ -16,6 +16,7 @@
 use clap::Parser;
 use std::sync::Arc;
 use topk_bench::interface_cost::median;
+use topk_bench::replay::ReplayTimer;
 use topk_dsl::{Io, Prior, Spec};
 use topk_runtime::call::{CallIo, IndexTransform, RowSource};
 use topk_runtime::cuda::cudarc::driver::{
@@ -140,45 +141,6 @@ impl Variant {
         captured?;
         graph.ok_or_else(|| Error::Cuda("graph capture recorded nothing".into()))
     }
-}
-
-/// Mean replay time (ms) of each graph per round, rotating which goes first.
-fn time_rotating(
-    stream: &Arc<CudaStream>,
-    graphs: &[CudaGraph],
-    args: &Args,
-) -> Result<Vec<Vec<f64>>> {
-    let ctx = stream.context();
-    let event = || {
-        ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(cuda("creating an event"))
-    };
-    let (start, stop) = (event()?, event()?);
-    let replays = args.replays.max(1);
-    let time = |g: &CudaGraph| -> Result<f64> {
-        start.record(stream).map_err(cuda("recording an event"))?;
-        for _ in 0..replays {
-            g.launch().map_err(cuda("replaying a graph"))?;
-        }
-        stop.record(stream).map_err(cuda("recording an event"))?;
-        stop.synchronize()
-            .map_err(cuda("waiting for the replays"))?;
-        Ok(start
-            .elapsed_ms(&stop)
-            .map_err(cuda("reading event time"))? as f64
-            / replays as f64)
-    };
-    for g in graphs {
-        g.launch().map_err(cuda("replaying a graph"))?;
-    }
-    let mut times = vec![Vec::new(); graphs.len()];
-    for round in 0..args.rounds.max(1) {
-        for j in 0..graphs.len() {
-            let g = (round + j) % graphs.len();
-            times[g].push(time(&graphs[g])?);
-        }
-    }
-    Ok(times)
 }
 
 /// Checks a variant's output of one step on the host; returns its routes.
@@ -309,7 +271,8 @@ fn run(gpu: &Gpu, args: &Args, (rows, start): (usize, usize), drift: f32) -> Res
         stream
             .memcpy_htod(&prior, &mut inputs.prior)
             .map_err(cuda("uploading the prior"))?;
-        let times = time_rotating(&stream, &graphs, args)?;
+        let timer = ReplayTimer::new(&stream, args.replays)?;
+        let times = timer.rotating(&graphs.iter().collect::<Vec<_>>(), args.rounds, 1)?;
         for v in &mut variants {
             if v.ws.status(&stream)? != 0 {
                 return Err(Error::Input(format!(

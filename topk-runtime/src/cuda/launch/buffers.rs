@@ -134,16 +134,6 @@ impl CallBuffers {
                  its interface names (CallBuffers) or plan for another spec"
             ))
         };
-        let int = |what: &str, v: u64, min: u64| {
-            if v < min || v > i32::MAX as u64 {
-                Err(Error::Input(format!(
-                    "{what} {v} is outside {min}..={}",
-                    i32::MAX
-                )))
-            } else {
-                Ok(v as i32)
-            }
-        };
         let rows = match (self.rows, io.rows) {
             (DeviceRows::Lengths, Rows::Lengths) => RowArgs::Lengths(LengthsArgs { lengths }),
             (DeviceRows::Window { starts, ends }, Rows::Window { .. }) => {
@@ -152,7 +142,7 @@ impl CallBuffers {
             (DeviceRows::Decode { seq_lens, next_n }, Rows::Decode) => {
                 RowArgs::Decode(DecodeArgs {
                     seq_lens,
-                    next_n: int("next_n", next_n as u64, 1)?,
+                    next_n: int_arg("next_n", next_n as u64, 1)?,
                 })
             }
             (given, _) => return Err(mismatch(given.describe(), format!("rows={}", io.rows))),
@@ -170,13 +160,7 @@ impl CallBuffers {
                     page_size,
                 },
                 Transform::Paged,
-            ) => TransformArgs::Paged(PagedArgs {
-                page_table: table,
-                page_columns: int("page-table columns", columns as u64, 0)?,
-                page_pitch: i64::try_from(pitch)
-                    .map_err(|_| Error::Input(format!("page-table pitch {pitch} exceeds int64")))?,
-                page_size: int("page size", page_size as u64, 1)?,
-            }),
+            ) => TransformArgs::Paged(paged_args(table, columns, pitch, page_size)?),
             (
                 DeviceTransform::PagedRows {
                     table,
@@ -187,15 +171,22 @@ impl CallBuffers {
                     table_rows,
                 },
                 Transform::PagedRows,
-            ) => TransformArgs::PagedRows(PagedRowsArgs {
-                page_table: table,
-                page_columns: int("page-table columns", columns as u64, 0)?,
-                page_pitch: i64::try_from(pitch)
-                    .map_err(|_| Error::Input(format!("page-table pitch {pitch} exceeds int64")))?,
-                page_size: int("page size", page_size as u64, 1)?,
-                page_rows: rows,
-                page_table_rows: int("page-table rows", table_rows as u64, 0)?,
-            }),
+            ) => {
+                let PagedArgs {
+                    page_table,
+                    page_columns,
+                    page_pitch,
+                    page_size,
+                } = paged_args(table, columns, pitch, page_size)?;
+                TransformArgs::PagedRows(PagedRowsArgs {
+                    page_table,
+                    page_columns,
+                    page_pitch,
+                    page_size,
+                    page_rows: rows,
+                    page_table_rows: int_arg("page-table rows", table_rows as u64, 0)?,
+                })
+            }
             (given, _) => {
                 return Err(mismatch(
                     given.describe(),
@@ -265,6 +256,29 @@ impl CallBuffers {
             boundary,
         })
     }
+}
+
+/// `v` as an int kernel argument, at least `min`.
+fn int_arg(what: &str, v: u64, min: u64) -> Result<i32> {
+    if v < min || v > i32::MAX as u64 {
+        Err(Error::Input(format!(
+            "{what} {v} is outside {min}..={}",
+            i32::MAX
+        )))
+    } else {
+        Ok(v as i32)
+    }
+}
+
+/// A page table's arguments, each checked to fit the kernel's parameter.
+fn paged_args(table: CUdeviceptr, columns: u32, pitch: u64, page_size: u32) -> Result<PagedArgs> {
+    Ok(PagedArgs {
+        page_table: table,
+        page_columns: int_arg("page-table columns", columns as u64, 0)?,
+        page_pitch: i64::try_from(pitch)
+            .map_err(|_| Error::Input(format!("page-table pitch {pitch} exceeds int64")))?,
+        page_size: int_arg("page size", page_size as u64, 1)?,
+    })
 }
 
 impl DeviceRows {

@@ -3,7 +3,7 @@
 //! as an error naming the row.
 
 use super::locate_nan_in_windows;
-use crate::call::{CallIo, IndexTransform, RowSource, RowWindow};
+use crate::call::{CallIo, IndexTransform, PageTable, RowSource, RowWindow};
 use crate::cuda::launch::{status, CallBuffers, DeviceRows, DeviceTransform, RawBuffers};
 use crate::cuda::plan::Plan;
 use crate::score::{Score, ScoreRows};
@@ -116,20 +116,17 @@ impl DeviceCall {
                 },
                 IndexTransform::Paged(t) => DeviceTransform::Paged {
                     table: ptr(&self.table),
-                    columns: u32::try_from(t.columns).map_err(|_| {
-                        Error::Input(format!("{} page-table columns exceed u32", t.columns))
-                    })?,
+                    columns: page_columns(&t)?,
                     pitch: t.pitch as u64,
                     page_size: t.page_size,
                 },
                 IndexTransform::PagedRows { table: t, .. } => DeviceTransform::PagedRows {
                     table: ptr(&self.table),
-                    columns: u32::try_from(t.columns).map_err(|_| {
-                        Error::Input(format!("{} page-table columns exceed u32", t.columns))
-                    })?,
+                    columns: page_columns(&t)?,
                     pitch: t.pitch as u64,
                     page_size: t.page_size,
                     rows: ptr(&self.table_rows),
+                    // The map's entries were checked against this count on the host.
                     table_rows: u32::try_from(
                         t.data.len().saturating_sub(t.columns) / t.pitch.max(1) + 1,
                     )
@@ -160,6 +157,12 @@ impl DeviceCall {
         };
         Ok((raw, buffers))
     }
+}
+
+/// A page table's columns as the launch takes them.
+fn page_columns(t: &PageTable) -> Result<u32> {
+    u32::try_from(t.columns)
+        .map_err(|_| Error::Input(format!("{} page-table columns exceed u32", t.columns)))
 }
 
 /// The error for the status bits a call raised, naming a row where the host can find it: a
