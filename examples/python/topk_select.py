@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Selecting Top-K indices from Python: NumPy on the CPU (the plain operator and the call
-interface), PyTorch on the GPU when there is one, a Selector captured in a CUDA graph, and a
-compat entry point.
+"""Selecting Top-K indices from Python: NumPy on the CPU (the plain operator, the call
+interface and a decode loop carrying each row's boundary as its next prior), PyTorch on the GPU
+when there is one, a Selector captured in a CUDA graph, and a compat entry point.
 
     pip install ./topk-python        # (with a Rust toolchain; or the wheel of scripts/python-wheel.sh)
     python3 examples/python/topk_select.py
@@ -51,6 +51,22 @@ def interface_example() -> None:
     assert (np.diff(values[0].astype(np.float32)) <= 0).all()
     assert (slots[2, 10:] == -1).all() and np.isneginf(values[2, 10:]).all()
     print(f"CPU call interface: slots {slots[0, :3]} ..., values {values[0, :3]} ... (float16)")
+
+
+def decode_prior_example() -> None:
+    # A decode loop: each row's boundary (its K-th largest score) is the next step's prior,
+    # kept in one state array updated in place; the output never depends on the prior.
+    rng = np.random.default_rng(2)
+    scores = rng.standard_normal((4, 20_000)).astype(np.float32)
+    lengths = np.array([20_000, 15_000, 100, 8_000], np.int32)
+    state = np.full(4, np.nan, np.float32)  # no prior at the first step
+    for _ in range(3):
+        idx, state = topk.select(scores, 256, lengths, prior=state, boundary=state, sorted=True,
+                                 deterministic=True)
+        assert (idx == topk.select(scores, 256, lengths, sorted=True, deterministic=True)).all()
+        scores += np.float32(0.01) * rng.standard_normal(scores.shape).astype(np.float32)
+        lengths = np.minimum(lengths + 1, scores.shape[1])
+    print(f"CPU decode loop: boundaries {state} (NaN: a row of at most K scores)")
 
 
 def gpu_example() -> None:
@@ -106,6 +122,7 @@ def gpu_example() -> None:
 if __name__ == "__main__":
     cpu_example()
     interface_example()
+    decode_prior_example()
     try:
         import torch  # noqa: F401
     except ImportError:

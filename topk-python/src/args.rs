@@ -4,7 +4,7 @@
 use crate::cpu;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use topk_dsl::{Dtype, Io, Order, Rows, Ties, Transform};
+use topk_dsl::{Dtype, Io, Order, Prior, Rows, Spec, Ties, Transform};
 use topk_runtime::cuda::{CallBuffers, DeviceRows, DeviceTransform};
 
 pub(crate) fn to_u32(what: &str, v: u64) -> PyResult<u32> {
@@ -12,13 +12,15 @@ pub(crate) fn to_u32(what: &str, v: u64) -> PyResult<u32> {
 }
 
 /// The form of a call's interface from Python: `(values, sorted, deterministic, rows,
-/// transform)`, `rows` one of `lengths`, `window`, `window_absolute`, `decode` and `transform`
-/// one of `none`, `offset`, `paged` (`docs/interface.md`).
-pub(crate) type IoArg = (bool, bool, bool, String, String);
+/// transform, prior, boundary)`, `rows` one of `lengths`, `window`, `window_absolute`,
+/// `decode`, `transform` one of `none`, `offset`, `paged` and `prior` `none` or `P/R`
+/// (`docs/interface.md`).
+pub(crate) type IoArg = (bool, bool, bool, String, String, String, bool);
 
 /// Device pointers and scalars of a call's interface: `(values, starts, ends, seq_lens,
-/// next_n, offsets, page_table, page_columns, page_pitch, page_size)`; 0 where unused.
-pub(crate) type BuffersArg = (u64, u64, u64, u64, u64, u64, u64, u64, u64, u64);
+/// next_n, offsets, page_table, page_columns, page_pitch, page_size, prior, boundary)`; 0
+/// where unused.
+pub(crate) type BuffersArg = (u64, u64, u64, u64, u64, u64, u64, u64, u64, u64, u64, u64);
 
 pub(crate) fn parse_dtype(dtype: &str) -> PyResult<Dtype> {
     dtype
@@ -26,7 +28,27 @@ pub(crate) fn parse_dtype(dtype: &str) -> PyResult<Dtype> {
         .map_err(|_| PyValueError::new_err(format!("unknown score dtype `{dtype}`")))
 }
 
-pub(crate) fn parse_io((values, sorted, deterministic, rows, transform): IoArg) -> PyResult<Io> {
+/// A row's prior margins `P/R` (or `none`), checked as a spec checks them.
+pub(crate) fn parse_prior(text: &str) -> PyResult<Prior> {
+    let prior: Prior = text
+        .parse()
+        .map_err(|e| PyValueError::new_err(format!("prior_bins {text:?}: {e}")))?;
+    // The default spec is valid, so any error is the prior's.
+    let spec = Spec {
+        io: Io {
+            prior,
+            ..Io::DEFAULT
+        },
+        ..Spec::default()
+    };
+    spec.validate()
+        .map_err(|e| PyValueError::new_err(format!("prior_bins {text:?}: {e}")))?;
+    Ok(prior)
+}
+
+pub(crate) fn parse_io(
+    (values, sorted, deterministic, rows, transform, prior, boundary): IoArg,
+) -> PyResult<Io> {
     let rows = match rows.as_str() {
         "lengths" => Rows::Lengths,
         "window" => Rows::Window { relative: true },
@@ -58,15 +80,28 @@ pub(crate) fn parse_io((values, sorted, deterministic, rows, transform): IoArg) 
         },
         rows,
         transform,
-        ..Io::DEFAULT
+        prior: parse_prior(&prior)?,
+        boundary,
     })
 }
 
 /// The device buffers of an interface `io`, each one it names present (a pointer of 0 is a
 /// missing argument).
 pub(crate) fn device_buffers(io: &Io, b: BuffersArg) -> PyResult<CallBuffers> {
-    let (values, starts, ends, seq_lens, next_n, offsets, table, columns, table_pitch, page_size) =
-        b;
+    let (
+        values,
+        starts,
+        ends,
+        seq_lens,
+        next_n,
+        offsets,
+        table,
+        columns,
+        table_pitch,
+        page_size,
+        prior,
+        boundary,
+    ) = b;
     let need = |ptr: u64, name: &str| {
         if ptr == 0 {
             Err(PyValueError::new_err(format!(
@@ -104,11 +139,22 @@ pub(crate) fn device_buffers(io: &Io, b: BuffersArg) -> PyResult<CallBuffers> {
     } else {
         0
     };
+    let prior = if io.prior == Prior::None {
+        0
+    } else {
+        need(prior, "prior")?
+    };
+    let boundary = if io.boundary {
+        need(boundary, "boundary")?
+    } else {
+        0
+    };
     Ok(CallBuffers {
         rows,
         transform,
         values,
-        ..CallBuffers::PLAIN
+        prior,
+        boundary,
     })
 }
 

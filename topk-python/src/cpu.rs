@@ -1,11 +1,12 @@
 //! The CPU backend on host buffers described by raw pointers (NumPy arrays, CPU tensors, any
 //! DLPack producer on the CPU): `topk_runtime::cpu::select_with` over the whole call interface
 //! (`docs/interface.md`: f16/bf16 scores, values, sorted order, lowest-index ties, row windows,
-//! decode rows, offset and paged transforms), with the CLI's default policy.
+//! decode rows, offset and paged transforms, a row's prior and boundary output), with the CLI's
+//! default policy.
 
 use crate::errors::to_py;
 use half::{bf16, f16};
-use topk_dsl::{Digits, Dtype, Io, Order, Rows, Spec, Ties, Transform, MAX_K};
+use topk_dsl::{Digits, Dtype, Io, Order, Prior, Rows, Spec, Ties, Transform, MAX_K};
 use topk_runtime::call::{CallIo, CallOut, IndexTransform, PageTable, RowSource};
 use topk_runtime::{cpu, Error, Result, Score, ScoreRows};
 
@@ -14,6 +15,14 @@ use topk_runtime::{cpu, Error, Result, Score, ScoreRows};
 pub struct HostInts {
     pub ptr: u64,
     pub bits: u32,
+    pub len: usize,
+    pub stride: isize,
+}
+
+/// A 1-D float32 host array: `len` elements `stride` elements apart.
+#[derive(Clone, Copy, Debug)]
+pub struct HostFloats {
+    pub ptr: u64,
     pub len: usize,
     pub stride: isize,
 }
@@ -59,7 +68,9 @@ pub enum HostTransform {
 }
 
 /// One CPU call on host memory. `values`: where the selected scores go (pointer, row pitch),
-/// in the scores' dtype.
+/// in the scores' dtype. `prior`: one float32 per row with the margins `prior_bins`;
+/// `boundary`: where each row's K-th largest score goes (`rows` contiguous float32; it may be
+/// the prior's array, which is read before anything is written).
 #[derive(Clone, Copy, Debug)]
 pub struct HostCall {
     pub scores: u64,
@@ -75,6 +86,9 @@ pub struct HostCall {
     pub transform: HostTransform,
     pub sorted: bool,
     pub lowest_ties: bool,
+    pub prior: Option<HostFloats>,
+    pub prior_bins: Prior,
+    pub boundary: Option<u64>,
 }
 
 /// The CPU policy without a spec: the GPU planner's persistent default at `k` for rows of
@@ -125,7 +139,12 @@ impl HostCall {
                 HostTransform::Offset(_) => Transform::Offset,
                 HostTransform::Paged { .. } => Transform::Paged,
             },
-            ..Io::DEFAULT
+            prior: if self.prior.is_some() {
+                self.prior_bins
+            } else {
+                Prior::None
+            },
+            boundary: self.boundary.is_some(),
         }
     }
 }
@@ -191,6 +210,7 @@ struct Arrays {
     columns: usize,
     pitch: usize,
     page_size: u32,
+    prior: Vec<f32>,
 }
 
 impl Arrays {
@@ -228,6 +248,12 @@ impl Arrays {
                 a.page_size = page_size;
             }
         }
+        if let Some(prior) = call.prior {
+            a.prior = (0..prior.len)
+                // SAFETY: forwarded from the caller (`i < len`).
+                .map(|i| unsafe { *(prior.ptr as *const f32).offset(i as isize * prior.stride) })
+                .collect();
+        }
         Ok(a)
     }
 
@@ -254,7 +280,7 @@ impl Arrays {
                     page_size: self.page_size,
                 }),
             },
-            prior: None,
+            prior: call.prior.map(|_| &self.prior[..]),
         }
     }
 }
@@ -288,14 +314,14 @@ unsafe fn read_table(t: &HostTable) -> Result<Vec<i32>> {
     Ok(data)
 }
 
-/// Selects every row of `call` and writes indices (and values) to the caller's buffers; on an
-/// error nothing is written.
+/// Selects every row of `call` and writes indices (and values and boundaries) to the caller's
+/// buffers; on an error nothing is written.
 ///
 /// # Safety
 /// `scores` must address `(rows - 1) * pitch + width` readable elements of `dtype`, every array
-/// of the call its elements, `out` `(rows - 1) * out_pitch + k` writable int32 and `values`
-/// as many writable elements of `dtype` at its pitch, none of them changed by anyone else
-/// during the call.
+/// of the call its elements, `out` `(rows - 1) * out_pitch + k` writable int32, `values`
+/// as many writable elements of `dtype` at its pitch and `boundary` `rows` writable float32,
+/// none of them changed by anyone else during the call.
 pub unsafe fn select(call: HostCall) -> Result<()> {
     if call.k == 0 || call.k > MAX_K as usize {
         return Err(Error::K {
@@ -340,11 +366,12 @@ unsafe fn select_typed<T: Score>(call: &HostCall, spec: &Spec, io: &CallIo) -> R
     };
     let mut indices = vec![-1i32; rows * k];
     let mut values = call.values.map(|_| vec![T::NEG_INFINITY; rows * k]);
+    let mut boundary = call.boundary.map(|_| vec![f32::NAN; rows]);
     let staged = CallOut {
         indices: &mut indices,
         pitch: k,
         values: values.as_deref_mut(),
-        boundary: None,
+        boundary: boundary.as_deref_mut(),
     };
     cpu::select_with(spec, &scores, io, staged, false)?;
     // SAFETY: the caller vouches for the output rows.
@@ -352,6 +379,9 @@ unsafe fn select_typed<T: Score>(call: &HostCall, spec: &Spec, io: &CallIo) -> R
         copy_rows(&indices, k, call.out, call.out_pitch);
         if let (Some(values), Some((ptr, pitch))) = (values, call.values) {
             copy_rows(&values, k, ptr, pitch);
+        }
+        if let (Some(boundary), Some(ptr)) = (boundary, call.boundary) {
+            copy_rows(&boundary, rows, ptr, rows);
         }
     }
     Ok(())

@@ -61,14 +61,24 @@ fn gpu_unsupported(dtype: &str, io: IoArg) -> PyResult<Option<String>> {
     Ok(gpu::unsupported_message(&spec))
 }
 
+/// A row's prior margins `P/R` in canonical form, checked as a spec checks them (`ValueError`
+/// saying what is wrong otherwise).
+#[pyfunction]
+fn prior_bins(text: &str) -> PyResult<String> {
+    Ok(parse_prior(text)?.to_string())
+}
+
 /// Selects on the CPU backend from host pointers, with any part of the call interface
 /// (`docs/interface.md`). `dtype` is `f32`, `f16` or `bf16`; `values` is `(ptr, pitch)` of a
-/// buffer in that dtype. Nothing is written to `out` or `values` on error.
+/// buffer in that dtype; `prior` `(ptr, len, stride)` of float32 with the margins
+/// `prior_bins` (`Prior::SUGGESTED` when not given); `boundary` a pointer to `rows` float32.
+/// Nothing is written to `out`, `values` or `boundary` on error.
 #[pyfunction]
 #[pyo3(signature = (
     scores, dtype, rows, width, pitch, k, out, out_pitch, *, values=None, lengths=None,
     starts=None, ends=None, relative=true, seq_lens=None, next_n=1, offsets=None,
-    page_table=None, page_size=1, sorted=false, deterministic=false
+    page_table=None, page_size=1, sorted=false, deterministic=false, prior=None,
+    prior_bins=None, boundary=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn cpu_select(
@@ -93,8 +103,30 @@ fn cpu_select(
     page_size: u32,
     sorted: bool,
     deterministic: bool,
+    prior: Option<(u64, usize, isize)>,
+    prior_bins: Option<&str>,
+    boundary: Option<u64>,
 ) -> PyResult<()> {
     let dtype = parse_dtype(dtype)?;
+    let prior_bins = match prior_bins {
+        Some(text) => parse_prior(text)?,
+        None => topk_dsl::Prior::SUGGESTED,
+    };
+    let prior = match prior {
+        Some((_, len, _)) if len < rows => {
+            return Err(PyValueError::new_err(format!(
+                "prior holds {len} values for {rows} rows: pass one per row"
+            )))
+        }
+        Some((0, len, _)) if len > 0 => {
+            return Err(PyValueError::new_err("prior has no data pointer"))
+        }
+        Some((ptr, len, stride)) => Some(cpu::HostFloats { ptr, len, stride }),
+        None => None,
+    };
+    if rows > 0 && boundary == Some(0) {
+        return Err(PyValueError::new_err("boundary needs a data pointer"));
+    }
     if pitch < width || out_pitch < k || values.is_some_and(|(_, p)| p < k) {
         return Err(PyValueError::new_err(
             "row strides must be at least the width (scores) and K (out, values)",
@@ -133,6 +165,9 @@ fn cpu_select(
         transform,
         sorted,
         lowest_ties: deterministic,
+        prior,
+        prior_bins,
+        boundary,
     };
     // SAFETY: the Python layer passes pointers of live arrays it holds for the call, with the
     // extents it checked.
@@ -284,6 +319,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dlpack_device_types, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_select, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(prior_bins, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_select, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_select_call, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_unsupported, m)?)?;
@@ -291,5 +327,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(release, m)?)?;
     m.add_class::<CudaSelector>()?;
     m.add("MAX_K", topk_dsl::MAX_K)?;
+    m.add("PRIOR_SUGGESTED", topk_dsl::Prior::SUGGESTED.to_string())?;
     Ok(())
 }

@@ -29,7 +29,8 @@ def launches(monkeypatch):
     made = []
 
     def record(index, stream, scores, dtype, rows, width, pitch, lengths, out, out_pitch, k, io, buffers, check):
-        values, starts, ends, seq_lens, next_n, offsets, table, columns, table_pitch, page_size = buffers
+        (values, starts, ends, seq_lens, next_n, offsets, table, columns, table_pitch, page_size, prior,
+         boundary) = buffers
         groups = rows // next_n
         table_len = (rows - 1) * table_pitch + columns if table else 0
         made.append(dict(
@@ -37,7 +38,8 @@ def launches(monkeypatch):
             lengths=ints_at(lengths, rows), out=out, out_pitch=out_pitch, k=k, io=io, values=values,
             starts=ints_at(starts, rows), ends=ints_at(ends, rows), seq_lens=ints_at(seq_lens, groups),
             next_n=next_n, offsets=ints_at(offsets, rows), table=ints_at(table, table_len), columns=columns,
-            table_pitch=table_pitch, page_size=page_size, check=check, pointers=buffers,
+            table_pitch=table_pitch, page_size=page_size, prior=prior, boundary=boundary, check=check,
+            pointers=buffers,
         ))
         return 0
 
@@ -51,8 +53,8 @@ def launches(monkeypatch):
 def call(scores, k=K, lengths=None, out=None, check=False, **kw):
     """`topk.select` on a CUDA tensor, with a CPU tensor standing in."""
     names = ("values", "sorted", "deterministic", "starts", "ends", "relative_to_start", "seq_lens", "next_n",
-             "offsets", "page_table", "page_size")
-    defaults = dict(values=False, sorted=False, deterministic=False, relative_to_start=True)
+             "offsets", "page_table", "page_size", "prior", "prior_bins", "boundary")
+    defaults = dict(values=False, sorted=False, deterministic=False, relative_to_start=True, boundary=False)
     opts = Options(*[kw.get(n, defaults.get(n)) for n in names])
     return _select._torch_cuda_call(scores, k, lengths, out, opts, check)
 
@@ -69,7 +71,7 @@ def test_the_gpu_refusals_come_from_the_spec():
     transforms = ["none", "offset", "paged"]
     flags = [False, True]
     for v, s, d, r, t in itertools.product(flags, flags, flags, sources, transforms):
-        assert _native.gpu_unsupported("f32", (v, s, d, r, t)) is None
+        assert _native.gpu_unsupported("f32", (v, s, d, r, t, "none", False)) is None
     for dtype in ("f16", "bf16"):
         why = _native.gpu_unsupported(dtype, _call.PLAIN_IO)
         if why is None:
@@ -104,7 +106,7 @@ def test_windows_pass_in_place_and_int64_is_converted(launches):
     ends = torch.tensor([300, 6, 200, 300])  # int64: converted on the stream
     out = call(s, starts=starts, ends=ends)
     (c,) = launches
-    assert c["io"] == (False, False, False, "window", "none")
+    assert c["io"] == (False, False, False, "window", "none", "none", False)
     assert c["pointers"][1] == starts.data_ptr() and c["pointers"][2] != ends.data_ptr()
     assert c["starts"] == [0, 5, 100, 299] and c["ends"] == [300, 6, 200, 300]
     assert (c["scores"], c["rows"], c["width"], c["pitch"], c["lengths"], c["stream"]) == (
@@ -121,7 +123,7 @@ def test_absolute_windows_offsets_values_sorted_ties(launches):
     idx, vals = call(s, out=out, starts=starts, ends=strided + 100, offsets=offsets, values=True,
                      sorted=True, deterministic=True, relative_to_start=False, check=True)
     (c,) = launches
-    assert c["io"] == (True, True, True, "window_absolute", "offset") and c["check"]
+    assert c["io"] == (True, True, True, "window_absolute", "offset", "none", False) and c["check"]
     assert c["offsets"] == [2**31 - 1, -(2**31), 5, 0]
     assert c["ends"] == [107, 108, 109, 110]
     assert idx is out and c["out_pitch"] == 3 * K
@@ -212,6 +214,76 @@ def test_status_bits_name_the_row_from_a_cpu_rerun(monkeypatch, launches):
         call(s, starts=starts, ends=ends, check=True)
 
 
+# ------------------------------------------------------------------ prior and boundary
+PRIOR_IO = (False, True, True, "lengths", "none", "2/8", True)
+
+
+def test_prior_and_boundary_follow_the_refusal(launches):
+    """While `topk_runtime::cuda::gpu_refusal` names a row's prior and boundary output, a CUDA
+    call with either raises NotImplementedError with its sentence, before anything is read or
+    written."""
+    for io in (PRIOR_IO, PRIOR_IO[:6] + (False,), PRIOR_IO[:5] + ("none", True)):
+        why = _native.gpu_unsupported("f32", io)
+        if why is None:
+            continue  # the runtime runs them: test_gpu_call.py covers them
+        assert "prior" in why and "CPU" in why
+        s = scores()
+        buf = torch.full((ROWS,), 7.0)
+        kw = dict(prior=torch.zeros(ROWS)) if io[5] != "none" else {}
+        with pytest.raises(NotImplementedError) as e:
+            call(s, sorted=True, deterministic=True, boundary=buf if io[6] else False, **kw)
+        assert why in str(e.value) and (buf == 7.0).all()
+        with pytest.raises(NotImplementedError):
+            topk.Selector(K, ROWS, WIDTH, device="cuda:0", prior=io[5] != "none", boundary=io[6])
+    assert launches == []
+
+
+@pytest.fixture
+def unrefused(monkeypatch):
+    """The GPU path as it will be once the runtime runs a row's prior and boundary output."""
+    monkeypatch.setattr(_cuda_call, "gpu_refusal", lambda *a, **k: None)
+
+
+def test_prior_and_boundary_pointers(launches, unrefused):
+    s = scores()
+    prior = torch.tensor([1.0, float("nan"), -float("inf"), 0.5])
+    idx, b = call(s, prior=prior, boundary=True, sorted=True, deterministic=True)
+    (c,) = launches
+    assert c["io"] == (False, True, True, "lengths", "none", "2/8", True)
+    assert c["prior"] == prior.data_ptr() and c["boundary"] == b.data_ptr()
+    assert b.shape == (ROWS,) and b.dtype == torch.float32 and idx.shape == (ROWS, K)
+    # In place: the boundary is the prior's buffer; margins as a pair; strided priors copied.
+    state = torch.zeros(ROWS)
+    idx, vals, got = call(s, prior=state, boundary=state, prior_bins=(1, 4), values=True)
+    assert got is state and launches[1]["prior"] == launches[1]["boundary"] == state.data_ptr()
+    assert launches[1]["io"][5:] == ("1/4", True) and launches[1]["values"] == vals.data_ptr()
+    strided = torch.zeros(ROWS, 2)[:, 0]
+    call(s, prior=strided)
+    assert launches[2]["prior"] != strided.data_ptr() and launches[2]["boundary"] == 0
+    assert launches[2]["io"][5:] == ("2/8", False)
+    # Empty rows: NaN boundaries, no launch.
+    idx, b = call(scores(width=0), prior=torch.zeros(ROWS), boundary=True)
+    assert (idx == -1).all() and torch.isnan(b).all() and len(launches) == 3
+
+
+@pytest.mark.parametrize(
+    "kw,error,match",
+    [
+        (dict(prior=torch.zeros(ROWS, dtype=torch.float64)), TypeError, "prior must be float32"),
+        (dict(prior=torch.zeros(ROWS - 1)), ValueError, r"prior must have shape \[4\]"),
+        (dict(prior=torch.zeros(ROWS), prior_bins="9/2"), ValueError, "P <= R"),
+        (dict(prior_bins="2/8"), ValueError, "goes with prior="),
+        (dict(boundary=torch.zeros(ROWS - 1)), ValueError, "at least 4 elements"),
+        (dict(boundary=torch.zeros(ROWS, dtype=torch.float16)), TypeError, "boundary must be float32"),
+        (dict(boundary=torch.zeros(2 * ROWS)[::2]), ValueError, "stride 1"),
+    ],
+)
+def test_bad_prior_and_boundary_are_refused_before_any_launch(launches, unrefused, kw, error, match):
+    with pytest.raises(error, match=match):
+        call(scores(), **kw)
+    assert launches == []
+
+
 # --------------------------------------------------------------------------------- Selector
 class FakeCudaSelector:
     """Stands in for `_native.CudaSelector`: records its plan's form and its runs."""
@@ -234,7 +306,8 @@ def fake_selector(monkeypatch):
 def run_selector(sel, s, lengths=None, **kw):
     opts = sel._options(kw.pop("values", None), kw.pop("starts", None), kw.pop("ends", None),
                         kw.pop("seq_lens", None), kw.pop("next_n", None), kw.pop("offsets", None),
-                        kw.pop("page_table", None), kw.pop("page_size", None), lengths)
+                        kw.pop("page_table", None), kw.pop("page_size", None), lengths,
+                        kw.pop("prior", None), kw.pop("boundary", None))
     return sel._launch(s, topk._arrays.view(s, "scores"), lengths, kw.pop("out", None), kw.pop("live_rows", None),
                        opts, 77)
 
@@ -244,7 +317,7 @@ def test_selector_plans_its_form_and_passes_arrays_in_place(fake_selector):
     assert plain._native.form == ("f32", None)
     sel = topk.Selector(K, ROWS, WIDTH, device="cuda:0", values=True, sorted=True, rows="window",
                         relative_to_start=False, transform="paged")
-    assert sel._native.form == ("f32", (True, True, False, "window_absolute", "paged"))
+    assert sel._native.form == ("f32", (True, True, False, "window_absolute", "paged", "none", False))
     s = scores()
     starts = torch.zeros(ROWS, dtype=torch.int32)
     ends = torch.full((ROWS,), WIDTH, dtype=torch.int32)
@@ -252,7 +325,8 @@ def test_selector_plans_its_form_and_passes_arrays_in_place(fake_selector):
     live = torch.tensor([2], dtype=torch.int32)
     idx, vals = run_selector(sel, s, starts=starts, ends=ends, page_table=table, page_size=3, live_rows=live)
     (r,) = sel._native.runs
-    assert r["buffers"] == (vals.data_ptr(), starts.data_ptr(), ends.data_ptr(), 0, 1, 0, table.data_ptr(), 100, 0, 3)
+    assert r["buffers"] == (vals.data_ptr(), starts.data_ptr(), ends.data_ptr(), 0, 1, 0, table.data_ptr(), 100, 0, 3,
+                            0, 0)
     assert r["live"] == live.data_ptr() and r["out"] == idx.data_ptr()
 
 
@@ -275,6 +349,23 @@ def test_selector_converts_nothing_and_takes_only_its_form(fake_selector):
         run_selector(sel, s.half(), **ok)
     with pytest.raises(ValueError, match="rows must be one of"):
         topk.Selector(K, ROWS, WIDTH, device="cuda:0", rows="ragged")
+
+
+def test_selector_with_prior_and_boundary(fake_selector, monkeypatch):
+    monkeypatch.setattr(topk._selector, "gpu_refusal", lambda *a, **k: None)
+    sel = topk.Selector(K, ROWS, WIDTH, device="cuda:0", sorted=True, deterministic=True, prior=True,
+                        prior_bins="1/4", boundary=True)
+    assert sel._native.form == ("f32", (False, True, True, "lengths", "none", "1/4", True))
+    s = scores()
+    state = torch.zeros(ROWS)
+    idx, got = run_selector(sel, s, prior=state, boundary=state)
+    assert got is state and sel._native.runs[0]["buffers"][10:] == (state.data_ptr(), state.data_ptr())
+    idx, b = run_selector(sel, s, prior=state)
+    assert sel._native.runs[1]["buffers"][10:] == (state.data_ptr(), b.data_ptr()) and b.shape == (ROWS,)
+    with pytest.raises(TypeError, match="contiguous float32"):
+        run_selector(sel, s, prior=torch.zeros(ROWS, 2)[:, 0])
+    with pytest.raises(TypeError, match="needs prior="):
+        run_selector(sel, s)
 
 
 def test_cpu_selector_runs_the_interface():

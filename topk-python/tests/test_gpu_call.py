@@ -9,8 +9,9 @@ CPU's. Scores outside every row's window are NaN and every call passes `check=Tr
 `Selector.check`), so a kernel that reads outside a window fails. Also: every kernel family the
 planner picks, CUDA graph capture and replay with new windows, tables and row counts,
 `torch.compile(fullgraph=True)`, the status bits with the row named, the compat entry points on
-CUDA against the same entry points on the CPU (and inside a graph capture), and 16-bit scores
-as `topk_runtime::cuda::gpu_refusal` says (refused with its sentence, or compared like float32 once the
+CUDA against the same entry points on the CPU (and inside a graph capture), a row's prior and
+boundary output (a decode loop against the CPU, adversarial priors, a captured Selector), and
+16-bit scores and the prior as `topk_runtime::cuda::gpu_refusal` says (refused with its sentence, or compared like float32 once the
 kernels generate them). Run on a GPU host by bench/python_gpu.sh.
 """
 
@@ -286,6 +287,81 @@ def test_torch_compile_fullgraph_with_the_interface():
     compiled = torch.compile(f, fullgraph=True)
     idx, twice = compiled(x.to(DEV), dev["starts"], dev["ends"], dev["offsets"])
     compare("f32", x, k, kw, tref, windows, (idx, twice / 2), True, True, True, True, "torch.compile")
+
+
+# ------------------------------------------------------------------ prior and boundary
+PRIOR_IO = (True, True, True, "lengths", "none", "2/8", True)
+
+
+def test_prior_and_boundary_against_the_cpu():
+    """A decode loop on the GPU, each step's boundary the next step's prior (written in place),
+    rows growing: every step byte-equal to the CPU backend with the same prior and to the GPU
+    without one, boundaries equal to the CPU's; adversarial priors give the same bytes. While
+    `topk_runtime::cuda::gpu_refusal` names the prior, the call raises its sentence instead."""
+    why = _native.gpu_unsupported("f32", PRIOR_IO)
+    if why is not None:
+        with pytest.raises(NotImplementedError) as e:
+            topk.select(torch.randn(4, 1000, device=DEV), 8, prior=torch.zeros(4, device=DEV), boundary=True)
+        assert why in str(e.value)
+        with pytest.raises(NotImplementedError):
+            topk.Selector(8, 4, 1000, device=DEV, prior=True, boundary=True)
+        return
+    k, width = 512, 40_000
+    g = torch.Generator().manual_seed(21)
+    canon = dict(values=True, sorted=True, deterministic=True)
+
+    def same_boundary(a, b):
+        a, b = a.cpu(), b.cpu()
+        return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num().view(torch.int32),
+                                                                  b.nan_to_num().view(torch.int32))
+
+    x = adversarial_rows(16, width, k, seed=21).float()
+    lengths = torch.randint(0, width + 1, (16,), generator=g, dtype=torch.int32)
+    lengths[:3] = torch.tensor([k, k + 1, width], dtype=torch.int32)
+    state = torch.full((16,), float("nan"), device=DEV)
+    for step in range(6):
+        dev_x, dev_l = x.to(DEV), lengths.to(DEV)
+        prior_cpu = state.cpu()
+        idx, vals, b = topk.select(dev_x, k, dev_l, prior=state, boundary=state, check=True, **canon)
+        want = topk.select(x, k, lengths, prior=prior_cpu, boundary=True, **canon)
+        plain = topk.select(dev_x, k, dev_l, check=True, **canon)
+        assert b is state
+        assert torch.equal(idx.cpu(), want[0]) and torch.equal(vals.cpu().view(torch.int32), want[1].view(torch.int32))
+        assert torch.equal(idx, plain[0]), f"step {step}: the prior changed the indices"
+        assert same_boundary(state, want[2]), f"step {step}: boundary differs from the CPU's"
+        # Rows grow: old rows drift and see one more token; new rows have no prior.
+        x = torch.cat([x + 0.01 * torch.randn(x.shape, generator=g), torch.randn(4, width, generator=g)])
+        lengths = torch.cat([(lengths + 1).clamp(max=width),
+                             torch.randint(0, width + 1, (4,), generator=g, dtype=torch.int32)])
+        state = torch.cat([state, torch.full((4,), float("nan"), device=DEV)])
+    # Adversarial priors and margins: the same bytes, the same boundary.
+    dev_x, dev_l = x.to(DEV), lengths.to(DEV)
+    rows = x.shape[0]
+    want = topk.select(dev_x, k, dev_l, boundary=True, check=True, **canon)
+    f32_max = torch.finfo(torch.float32).max
+    garbage = torch.randint(-(2**31), 2**31 - 1, (rows,), generator=g, dtype=torch.int32).view(torch.float32)
+    for name, prior in [("nan", float("nan")), ("+inf", float("inf")), ("-inf", -float("inf")),
+                        ("max", f32_max), ("-max", -f32_max), ("zero", 0.0), ("garbage", garbage)]:
+        prior = prior.to(DEV) if isinstance(prior, torch.Tensor) else torch.full((rows,), prior, device=DEV)
+        for bins in ("0/0", "2/8", (64, 64)):
+            got = topk.select(dev_x, k, dev_l, prior=prior, prior_bins=bins, boundary=True, check=True, **canon)
+            assert torch.equal(got[0], want[0]), f"prior {name} {bins}: indices differ"
+            assert torch.equal(got[1].view(torch.int32), want[1].view(torch.int32)), f"prior {name} {bins}: values"
+            assert same_boundary(got[2], want[2]), f"prior {name} {bins}: boundary differs"
+    # A Selector captured in a graph replays the step with the state carried on the device.
+    sel = topk.Selector(k, rows, width, device=DEV, prior=True, boundary=True, **canon)
+    state = want[2].clone()
+    out = torch.empty(rows, k, dtype=torch.int32, device=DEV)
+    vals = torch.empty(rows, k, device=DEV)
+    sel(dev_x, dev_l, prior=state, boundary=state, out=out, values=vals)  # warm-up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        sel(dev_x, dev_l, prior=state, boundary=state, out=out, values=vals)
+    for _ in range(2):
+        graph.replay()
+        torch.cuda.synchronize()
+        sel.check(dev_x, dev_l)
+        assert torch.equal(out, want[0]) and same_boundary(state, want[2])
 
 
 # --------------------------------------------------------------------------- status bits

@@ -131,6 +131,54 @@ def test_interface_under_torch_compile_writes_given_outputs():
     assert torch.equal(out, want_idx) and torch.equal(vals, want_vals)
 
 
+def test_prior_and_boundary_ops_and_their_fake_shapes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    scores, lengths = scores_and_lengths(4, 3000, 64)
+    prior = torch.tensor([0.0, float("nan"), float("inf"), -1.0])
+    want = topk.select(scores, 64, lengths, values=True, sorted=True, deterministic=True, boundary=True)
+    # The prior goes through select_call (two outputs, as before) ...
+    idx, vals = torch.ops.topk.select_call(scores, 64, lengths, None, None, None, None, None, True, True, True,
+                                           True, 1, 1, prior, "1/4")
+    assert torch.equal(idx, want[0]) and torch.equal(vals, want[1])
+    # ... and the boundary through select_call_boundary (a third output).
+    idx, none, b = torch.ops.topk.select_call_boundary(scores, 64, lengths, None, None, None, None, None, False,
+                                                       True, True, True, 1, 1, prior, "")
+    assert torch.equal(idx, want[0]) and none.shape == (4, 0)
+    assert torch.equal(b.isnan(), want[2].isnan()) and torch.equal(b.nan_to_num(), want[2].nan_to_num())
+    with FakeTensorMode():
+        s = torch.empty(7, 1000, dtype=torch.bfloat16)
+        i, v, bb = torch.ops.topk.select_call_boundary(s, 33, None, None, None, None, None, None, True, False,
+                                                       False, True, 1, 1, torch.empty(7), "2/8")
+        assert i.shape == (7, 33) and v.dtype == torch.bfloat16 and bb.shape == (7,) and bb.dtype == torch.float32
+
+
+def test_decode_step_under_torch_compile_fullgraph():
+    """One decode step (the prior in, the boundary out, written in place) traced whole."""
+    def step(s, lengths, state, out):
+        return topk.select(s, 64, lengths, prior=state, boundary=state, out=out, values=True, sorted=True,
+                           deterministic=True)
+
+    def fresh(s, lengths, prior):
+        return topk.select(s, 64, lengths, prior=prior, boundary=True, sorted=True, deterministic=True,
+                           prior_bins=(1, 4))
+
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    compiled_fresh = torch.compile(fresh, fullgraph=True, backend="aot_eager")
+    scores, lengths = scores_and_lengths(5, 3000, 64)
+    state = torch.full((5,), float("nan"))
+    out = torch.full((5, 64), 9, dtype=torch.int32)
+    for _ in range(3):
+        want_idx, want_vals, want_b = topk.select(scores, 64, lengths, values=True, sorted=True,
+                                                  deterministic=True, boundary=True)
+        idx, vals, b = compiled(scores, lengths, state, out)
+        assert idx is out and b is state and torch.equal(out, want_idx) and torch.equal(vals, want_vals)
+        assert torch.equal(state.nan_to_num(7.0), want_b.nan_to_num(7.0))
+        idx, b = compiled_fresh(scores, lengths, state)
+        assert torch.equal(idx, want_idx) and torch.equal(b.nan_to_num(7.0), want_b.nan_to_num(7.0))
+        scores = scores + 0.01 * torch.randn(scores.shape, generator=GEN)
+
+
 def test_compat_on_tensors():
     k = 16
     rows, width = 6, 400
@@ -174,6 +222,10 @@ def test_compat_on_tensors():
         (lambda: topk.select(torch.randn(3, 10), 2, out=torch.zeros(3, 2)), TypeError, "int32"),
         (lambda: topk.select(torch.randn(3, 10), 2, torch.tensor([1, 2, 11])), ValueError, "row 2 has length 11"),
         (lambda: topk.select(torch.randn(3, 10), 2, values=torch.zeros(3, 2, dtype=torch.float16)), TypeError, "values must be float32"),
+        (lambda: topk.select(torch.randn(3, 10), 2, prior=torch.zeros(3, dtype=torch.float16)), TypeError, "prior must be float32"),
+        (lambda: topk.select(torch.randn(3, 10), 2, prior=torch.zeros(2)), ValueError, r"prior must have shape \[3\]"),
+        (lambda: topk.select(torch.randn(3, 10), 2, boundary=torch.zeros(2)), ValueError, "at least 3 elements"),
+        (lambda: topk.select(torch.randn(3, 10), 2, boundary=torch.zeros(3, dtype=torch.float64)), TypeError, "boundary must be float32"),
     ],
 )
 def test_bad_tensor_input(call, error, match):

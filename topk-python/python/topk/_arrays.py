@@ -200,6 +200,36 @@ def check_lengths(v: _View, rows: int, scores: _View) -> int:
     return check_ints(v, "lengths", scores, rows)
 
 
+def check_floats(v: _View, name: str, scores: _View, rows: int) -> int:
+    """The element stride of a float32 ``[rows]`` view on the scores' device (a prior)."""
+    if v.dtype != "f32":
+        raise TypeError(
+            f"{name} must be float32 (one per row, NaN for a row without one), got "
+            f"{dtype_word(v.dtype)}: convert it first (torch: {name}.float(), NumPy: "
+            f"{name}.astype(numpy.float32))"
+        )
+    if len(v.shape) != 1 or v.shape[0] != rows:
+        raise ValueError(f"{name} must have shape [{rows}] (one per row of scores), got {list(v.shape)}")
+    same_device(v, scores, name)
+    return v.strides[0] if v.shape[0] > 1 else 1
+
+
+def check_boundary(v: _View, rows: int, scores: _View) -> None:
+    """A boundary output: float32 ``[>= rows]``, contiguous, writable, on the scores' device."""
+    if v.dtype != "f32":
+        raise TypeError(f"boundary must be float32, got {dtype_word(v.dtype)}: allocate it with dtype float32")
+    if len(v.shape) != 1 or v.shape[0] < rows:
+        raise ValueError(
+            f"boundary must be 1-D with at least {rows} elements (one per row), got shape "
+            f"{list(v.shape)}: allocate a larger output"
+        )
+    if not v.writable:
+        raise ValueError("boundary is read-only: pass a writable array")
+    same_device(v, scores, "boundary")
+    if rows > 1 and v.strides[0] != 1:
+        raise ValueError(f"boundary needs stride 1, got {v.strides[0]}: pass a contiguous array")
+
+
 def check_out(v: _View, rows: int, k: int, scores: _View, name: str = "out", dtype: str = "i32") -> int:
     """The row pitch of an output view ``[>= rows, >= k]`` of ``dtype`` (int32 indices, or
     values in the scores' dtype)."""

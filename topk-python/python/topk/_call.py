@@ -1,5 +1,6 @@
 """The call interface beyond the plain operator (``docs/interface.md``): 16-bit scores, values,
-sorted order, lowest-index ties, row windows, decode rows and fused index transforms.
+sorted order, lowest-index ties, row windows, decode rows, fused index transforms, a row's prior
+boundary and its boundary output.
 
 The CPU backend implements all of it (``topk_runtime::cpu::select_with``); the GPU kernels
 run what ``topk_runtime::cuda::gpu_refusal`` does not name (asked through
@@ -23,12 +24,13 @@ class Options:
 
     __slots__ = (
         "values", "sorted", "deterministic", "starts", "ends", "relative_to_start", "seq_lens",
-        "next_n", "offsets", "page_table", "page_size",
+        "next_n", "offsets", "page_table", "page_size", "prior", "prior_bins", "boundary",
     )
 
     def __init__(self, values: Any, sorted: Any, deterministic: Any, starts: Any, ends: Any,  # noqa: A002
                  relative_to_start: Any, seq_lens: Any, next_n: Any, offsets: Any,
-                 page_table: Any, page_size: Any) -> None:
+                 page_table: Any, page_size: Any, prior: Any = None, prior_bins: Any = None,
+                 boundary: Any = False) -> None:
         self.values = values
         self.sorted = sorted
         self.deterministic = deterministic
@@ -40,21 +42,53 @@ class Options:
         self.offsets = offsets
         self.page_table = page_table
         self.page_size = page_size
+        self.prior = prior
+        self.prior_bins = prior_bins
+        self.boundary = boundary
 
 
 PLAIN = Options(False, False, False, None, None, True, None, None, None, None, None)
 
 
 # The form of a call's interface as the native module takes it: (values, sorted,
-# deterministic, rows, transform), rows in lengths / window / window_absolute / decode and
-# transform in none / offset / paged.
-Io = Tuple[bool, bool, bool, str, str]
-PLAIN_IO: Io = (False, False, False, "lengths", "none")
+# deterministic, rows, transform, prior, boundary), rows in lengths / window / window_absolute /
+# decode, transform in none / offset / paged and prior "none" or the margins "P/R".
+Io = Tuple[bool, bool, bool, str, str, str, bool]
+PLAIN_IO: Io = (False, False, False, "lengths", "none", "none", False)
+
+_PRIOR_BINS: Dict[str, str] = {}
 
 
-def form(options: Options, lengths: Any) -> Io:
+def prior_text(bins: Any) -> str:
+    """The margins of a prior as given (a string ``"P/R"`` or a ``(P, R)`` pair) as a string,
+    not yet checked; ``Prior::SUGGESTED`` for None. Pure Python, so that it traces under
+    ``torch.compile``."""
+    if bins is None:
+        return _native.PRIOR_SUGGESTED
+    if isinstance(bins, (tuple, list)):
+        if len(bins) != 2 or any(isinstance(b, bool) or not hasattr(b, "__index__") for b in bins):
+            raise TypeError(f"prior_bins must be a string 'P/R' or a pair (P, R) of ints, got {bins!r}")
+        return f"{int(bins[0].__index__())}/{int(bins[1].__index__())}"
+    if not isinstance(bins, str):
+        raise TypeError(f"prior_bins must be a string 'P/R' or a pair (P, R) of ints, got {type(bins).__name__}")
+    return bins
+
+
+def prior_bins(bins: Any) -> str:
+    """The margins of a prior in canonical form ``"P/R"`` (see :func:`prior_text`), checked as
+    a spec checks them (``ValueError`` saying what is wrong)."""
+    bins = prior_text(bins)
+    text = _PRIOR_BINS.get(bins)
+    if text is None:
+        text = _PRIOR_BINS[bins] = _native.prior_bins(bins)
+    return text
+
+
+def form(options: Options, lengths: Any, check_bins: bool = True) -> Io:
     """The interface form of a call, after checking that its arguments go together (the
-    errors say which to drop or add); the arrays themselves are checked where they are read."""
+    errors say which to drop or add); the arrays themselves are checked where they are read.
+    ``check_bins=False`` (under ``torch.compile``) leaves the prior's margins as given, for the
+    op to check when it runs."""
     o = options
     windows = o.starts is not None or o.ends is not None
     if windows and (o.starts is None or o.ends is None):
@@ -72,13 +106,17 @@ def form(options: Options, lengths: Any) -> Io:
         raise ValueError("give one index transform: offsets= or page_table=")
     if o.page_size is not None and o.page_table is None:
         raise ValueError("page_size= goes with page_table=")
+    if o.prior_bins is not None and o.prior is None:
+        raise ValueError("prior_bins= goes with prior= (one prior boundary per row)")
     if windows:
         rows = "window" if o.relative_to_start else "window_absolute"
     else:
         rows = "decode" if o.seq_lens is not None else "lengths"
     transform = "offset" if o.offsets is not None else "paged" if o.page_table is not None else "none"
     values = o.values is not False and o.values is not None
-    return (values, bool(o.sorted), bool(o.deterministic), rows, transform)
+    prior = "none" if o.prior is None else (prior_bins if check_bins else prior_text)(o.prior_bins)
+    boundary = o.boundary is not False and o.boundary is not None
+    return (values, bool(o.sorted), bool(o.deterministic), rows, transform, prior, boundary)
 
 
 _UNSUPPORTED: Dict[Tuple[str, Io], Optional[str]] = {}
@@ -111,6 +149,14 @@ def _ints(x: Any, name: str, scores_v: Any, rows: Optional[int], keep: list) -> 
     stride = _arrays.check_ints(v, name, scores_v, rows)
     keep.append(v)
     return v.ptr, 32 if v.dtype == "i32" else 64, v.shape[0], stride
+
+
+def _floats(x: Any, name: str, scores_v: Any, rows: int, keep: list) -> Tuple[int, int, int]:
+    """``(ptr, len, stride)`` of a float32 ``[rows]`` host array."""
+    v = _arrays.view(x, name)
+    stride = _arrays.check_floats(v, name, scores_v, rows)
+    keep.append(v)
+    return v.ptr, v.shape[0], stride
 
 
 def _table(x: Any, rows: int, scores_v: Any, keep: list) -> Tuple[int, int, int, int, int, int]:
@@ -156,14 +202,29 @@ def allocate(scores: Any, rows: int, k: int, dtype: str) -> Any:
     return _np.empty((rows, k), dtype=_numpy_dtype(dtype))
 
 
+def allocate_rows(scores: Any, rows: int) -> Any:
+    """A float32 ``[rows]`` host array of the scores' kind (a boundary output)."""
+    if _torch is not None and isinstance(scores, _torch.Tensor):
+        return _torch.empty((rows,), dtype=_torch.float32)
+    return _np.empty((rows,), dtype=_np.float32)
+
+
+def result(out: Any, values: Any, boundary: Any) -> Any:
+    """What a call returns: ``out``, then the values and the boundary where asked for."""
+    if values is None and boundary is None:
+        return out
+    return (out,) + (() if values is None else (values,)) + (() if boundary is None else (boundary,))
+
+
 def host_select(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, options: Options) -> Any:
     """The CPU backend on host memory (NumPy arrays, CPU tensors, DLPack producers): ``out``,
-    or ``(out, values)`` when values were asked for."""
+    then the values and the boundary when they were asked for (see :func:`result`)."""
     rows, width, pitch = _arrays.check_scores(scores_v)
     o = options
     keep: list = [scores_v]
     kw: dict = {}
-    rows_kind = form(o, lengths)[3]
+    io = form(o, lengths)
+    rows_kind = io[3]
     windows = rows_kind.startswith("window")
     if lengths is not None:
         kw["lengths"] = _ints(lengths, "lengths", scores_v, rows, keep)
@@ -179,6 +240,9 @@ def host_select(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, opti
     if o.page_table is not None:
         kw["page_table"] = _table(o.page_table, rows, scores_v, keep)
         kw["page_size"] = 1 if o.page_size is None else positive_int(o.page_size, "page_size")
+    if o.prior is not None:
+        kw["prior"] = _floats(o.prior, "prior", scores_v, rows, keep)
+        kw["prior_bins"] = io[5]
     kw["sorted"] = bool(o.sorted)
     kw["deterministic"] = bool(o.deterministic)
     values = o.values
@@ -190,6 +254,16 @@ def host_select(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, opti
         vv = _arrays.view(values, "values")
         kw["values"] = (vv.ptr, _arrays.check_out(vv, rows, k, scores_v, "values", scores_v.dtype))
         keep.append(vv)
+    boundary = o.boundary
+    if boundary is True:
+        boundary = allocate_rows(scores, rows)
+    elif boundary is False:
+        boundary = None
+    if boundary is not None:
+        bv = _arrays.view(boundary, "boundary")
+        _arrays.check_boundary(bv, rows, scores_v)
+        kw["boundary"] = bv.ptr
+        keep.append(bv)
     if out is None:
         out = allocate(scores, rows, k, "i32")
     ov = _arrays.view(out, "out")
@@ -198,4 +272,4 @@ def host_select(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, opti
     if rows:
         _native.cpu_select(scores_v.ptr, scores_v.dtype, rows, width, pitch, k, ov.ptr, out_pitch, **kw)
     del keep
-    return out if values is None else (out, values)
+    return result(out, values, boundary)

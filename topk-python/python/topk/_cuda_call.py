@@ -1,8 +1,8 @@
 """The call interface on CUDA inputs (``docs/interface.md``): values, sorted order, lowest-index
-ties, row windows, decode rows and the offset and page-table transforms run inside the
-generated kernels (``Plan::launch_call_with``); the score dtypes are those the kernels generate
-(``Spec::gpu_unsupported`` names the rest, and such a call raises ``NotImplementedError`` with
-its sentence).
+ties, row windows, decode rows, the offset and page-table transforms, a row's prior and its
+boundary output run inside the generated kernels (``Plan::launch_call_with``); the score dtypes
+and forms are those the GPU path runs (``topk_runtime::cuda::gpu_refusal`` names the rest, and
+such a call raises ``NotImplementedError`` with its sentence).
 
 Every array of the interface stays on the device and is read there: nothing is copied to the
 host and nothing synchronizes (except ``check=True``). The eager call converts int64 or strided
@@ -19,13 +19,13 @@ import numpy as _np
 
 from . import _arrays, _native, _nvrtc
 from ._arrays import _torch, dtype_word
-from ._call import Io, Options, allocate, form, gpu_refusal, host_select, positive_int
+from ._call import Io, Options, allocate, allocate_rows, form, gpu_refusal, host_select, positive_int, result
 
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
 # (values, starts, ends, seq_lens, next_n, offsets, page_table, page_columns, page_pitch,
-# page_size), as `_native.cuda_select_call` and `CudaSelector.run` take them.
-Buffers = Tuple[int, int, int, int, int, int, int, int, int, int]
+# page_size, prior, boundary), as `_native.cuda_select_call` and `CudaSelector.run` take them.
+Buffers = Tuple[int, int, int, int, int, int, int, int, int, int, int, int]
 
 
 def _int32_on_device(x: Any) -> Any:
@@ -82,6 +82,25 @@ class Marshal:
         self.keep.append((x, v))
         return v.ptr
 
+    def floats(self, x: Any, name: str, n: int) -> int:
+        """The device pointer of ``x``: float32 ``[n]`` on the scores' device, contiguous (a
+        strided one is copied on the stream by the eager call)."""
+        v = self._view(x, name)
+        _arrays.check_floats(v, name, self.scores_v, n)
+        if n > 1 and v.strides[0] != 1:
+            if not self.convert:
+                raise TypeError(
+                    f"{self.where} takes {name} as a contiguous float32 device tensor (it allocates "
+                    f"nothing per call), got strides {list(v.strides)}: make it contiguous once "
+                    "outside the captured region"
+                )
+            if not hasattr(x, "contiguous") and not hasattr(x, "copy"):
+                raise TypeError(f"{name} on the GPU must be contiguous: copy it first")
+            x = x.contiguous() if hasattr(x, "contiguous") else x.copy()
+            v = self._view(x, name)
+        self.keep.append((x, v))
+        return v.ptr
+
     def table(self, x: Any) -> Tuple[int, int, int]:
         """``(pointer, columns, row pitch)`` of a page table ``[rows or 1, pages]`` (pitch 0:
         one table row that every score row shares)."""
@@ -102,7 +121,7 @@ class Marshal:
         self.keep.append((x, v))
         return v.ptr, v.shape[1], 0 if shared else v.strides[0]
 
-    def buffers(self, io: Io, options: Options, values_ptr: int) -> Buffers:
+    def buffers(self, io: Io, options: Options, values_ptr: int, boundary_ptr: int = 0) -> Buffers:
         """The device buffers of the interface ``io`` from the call's arrays."""
         o, rows = options, self.rows
         starts = ends = seq_lens = offsets = table = columns = table_pitch = 0
@@ -126,7 +145,9 @@ class Marshal:
         elif io[4] == "paged":
             table, columns, table_pitch = self.table(o.page_table)
             page_size = 1 if o.page_size is None else positive_int(o.page_size, "page_size")
-        return (values_ptr, starts, ends, seq_lens, next_n, offsets, table, columns, table_pitch, page_size)
+        prior = 0 if io[5] == "none" else self.floats(o.prior, "prior", rows)
+        return (values_ptr, starts, ends, seq_lens, next_n, offsets, table, columns, table_pitch, page_size,
+                prior, boundary_ptr)
 
 
 def _where(v: Any) -> str:
@@ -149,6 +170,21 @@ def _device_array(scores: Any, scores_v: Any, rows: int, cols: int, dtype: str) 
     if scores_v.device == "cpu":  # the marshalling tests' stand-ins
         return allocate(scores, rows, cols, dtype)
     raise TypeError("pass out= and values= (CUDA arrays): topk cannot allocate them for this producer")
+
+
+def boundary_output(scores: Any, scores_v: Any, rows: int, boundary: Any, stream: Optional[int]):
+    """``(boundary or None, its pointer or 0)``: the boundary output of a call, allocated for
+    ``True``. It may be the prior's array: a row reads its prior before writing its boundary."""
+    if boundary is False or boundary is None:
+        return None, 0
+    if boundary is True:
+        if scores_v.device == "cpu":  # the marshalling tests' stand-ins
+            boundary = allocate_rows(scores, rows)
+        else:
+            boundary = _device_array(scores, scores_v, 1, rows, "f32")[0]
+    bv = _arrays.view(boundary, "boundary", stream)
+    _arrays.check_boundary(bv, rows, scores_v)
+    return boundary, bv.ptr
 
 
 def outputs(scores: Any, scores_v: Any, rows: int, k: int, out: Any, values: Any, stream: Optional[int]):
@@ -187,15 +223,18 @@ def select_call(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, opti
     m = Marshal(scores_v, rows, stream or None, True, "topk.select")
     lengths_ptr = 0 if lengths is None else m.ints(lengths, "lengths", rows)
     out, ov, values, vv, out_pitch = outputs(scores, scores_v, rows, k, out, options.values, stream or None)
-    buffers = m.buffers(io, options, 0 if vv is None else vv.ptr)
-    result = out if values is None else (out, values)
+    boundary, boundary_ptr = boundary_output(scores, scores_v, rows, options.boundary, stream or None)
+    buffers = m.buffers(io, options, 0 if vv is None else vv.ptr, boundary_ptr)
+    got = result(out, values, boundary)
     if rows == 0:
-        return result
+        return got
     if width == 0:
         out[:rows, :k] = -1
         if values is not None:
             values[:rows, :k] = -float("inf")
-        return result
+        if boundary is not None:
+            boundary[:rows] = float("nan")  # every row has L = 0 <= K
+        return got
     if check and _capturing():
         raise ValueError(
             "check=True reads the status word back, which a CUDA graph capture does not allow: "
@@ -209,7 +248,7 @@ def select_call(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, opti
     del m
     if bits:
         raise status_error(bits, scores, k, lengths, options)
-    return result
+    return got
 
 
 def _capturing() -> bool:

@@ -3,6 +3,13 @@
 from typing import List, Optional, Tuple
 
 MAX_K: int
+PRIOR_SUGGESTED: str  # `Prior::SUGGESTED` as "P/R"
+
+# (values, sorted, deterministic, rows, transform, prior "none" or "P/R", boundary)
+Io = Tuple[bool, bool, bool, str, str, str, bool]
+# (values, starts, ends, seq_lens, next_n, offsets, page_table, page_columns, page_pitch,
+# page_size, prior, boundary)
+Buffers = Tuple[int, int, int, int, int, int, int, int, int, int, int, int]
 
 def dlpack_describe(capsule: object) -> Tuple[int, List[int], List[int], str, int, int, bool]: ...
 def dlpack_device_types() -> Tuple[int, int, int, int]: ...
@@ -21,23 +28,27 @@ def cpu_select(
     page_size: int = 1,
     sorted: bool = False,
     deterministic: bool = False,
+    prior: Optional[Tuple[int, int, int]] = None,
+    prior_bins: Optional[str] = None,
+    boundary: Optional[int] = None,
 ) -> None:
     """1-D arrays are (ptr, bits, len, stride); the page table (ptr, bits, rows, columns,
-    row stride, column stride); values (ptr, row pitch) in the scores' dtype."""
+    row stride, column stride); values (ptr, row pitch) in the scores' dtype; prior (ptr, len,
+    stride) of float32 with the margins prior_bins ("P/R", PRIOR_SUGGESTED when not given);
+    boundary a pointer to rows contiguous float32."""
 def cpu_spec(k: int, width: int) -> str: ...
+def prior_bins(text: str) -> str:
+    """The margins "P/R" in canonical form; ValueError when a spec would refuse them."""
 def cuda_select(
     device: int, stream: int, scores: int, rows: int, width: int, pitch: int, lengths: int,
     out: int, out_pitch: int, k: int, check: bool,
 ) -> None: ...
 def cuda_select_call(
     device: int, stream: int, scores: int, dtype: str, rows: int, width: int, pitch: int,
-    lengths: int, out: int, out_pitch: int, k: int, io: Tuple[bool, bool, bool, str, str],
-    buffers: Tuple[int, int, int, int, int, int, int, int, int, int], check: bool,
+    lengths: int, out: int, out_pitch: int, k: int, io: Io, buffers: Buffers, check: bool,
 ) -> int:
-    """io: (values, sorted, deterministic, rows, transform); buffers: (values, starts, ends,
-    seq_lens, next_n, offsets, page_table, page_columns, page_pitch, page_size). Returns the
-    status bits with check, else 0."""
-def gpu_unsupported(dtype: str, io: Tuple[bool, bool, bool, str, str]) -> Optional[str]: ...
+    """Returns the status bits with check, else 0."""
+def gpu_unsupported(dtype: str, io: Io) -> Optional[str]: ...
 def cuda_status(device: int) -> Tuple[bool, str]: ...
 def release() -> None: ...
 
@@ -49,12 +60,12 @@ class CudaSelector:
     workspace_bytes: int
     def __init__(
         self, device: int, k: int, max_rows: int, max_width: int, dtype: str = "f32",
-        io: Optional[Tuple[bool, bool, bool, str, str]] = None,
+        io: Optional[Io] = None,
     ) -> None: ...
     def run(
         self, stream: int, scores: int, rows: int, width: int, pitch: int, lengths: int,
         live_rows: int, out: int, out_pitch: int,
-        buffers: Optional[Tuple[int, int, int, int, int, int, int, int, int, int]] = None,
+        buffers: Optional[Buffers] = None,
     ) -> None: ...
     def take_status(self) -> int: ...
     def locate(self, scores: int, rows: int, width: int, pitch: int, lengths: int) -> Optional[str]: ...

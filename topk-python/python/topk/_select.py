@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional
 
 from . import _arrays, _cuda_call, _native, _nvrtc
 from ._arrays import MAX_K, _torch, check_k
-from ._call import PLAIN, Options, form, host_select
+from ._call import PLAIN, Options, form, host_select, result
 
 # Keyword arguments that mean something elsewhere, with what to do here instead.
 _HINTS = {
@@ -232,22 +232,30 @@ def _compiled_call(scores, k: int, lengths, out, opts: Options, check: bool):
     filled from its results)."""
     if check:
         raise ValueError("check=True is not available under torch.compile: use topk.Selector.check()")
-    io = form(opts, lengths)
+    io = form(opts, lengths, check_bins=False)
     o = opts
-    idx, vals = _torch.ops.topk.select_call(
+    args = (
         scores, k, lengths, o.starts, o.ends, o.seq_lens, o.offsets, o.page_table, io[0],
         io[1], io[2], o.relative_to_start is True, 1 if o.next_n is None else int(o.next_n),
-        1 if o.page_size is None else int(o.page_size),
+        1 if o.page_size is None else int(o.page_size), o.prior, "" if o.prior is None else io[5],
     )
+    bound = None
+    if io[6]:
+        idx, vals, bound = _torch.ops.topk.select_call_boundary(*args)
+    else:
+        idx, vals = _torch.ops.topk.select_call(*args)
     if out is not None:
         out[: idx.shape[0], :k].copy_(idx)
         idx = out
     if not io[0]:
-        return idx
-    if o.values is not True:
+        vals = None
+    elif o.values is not True:
         o.values[: vals.shape[0], :k].copy_(vals)
         vals = o.values
-    return idx, vals
+    if bound is not None and o.boundary is not True:
+        o.boundary[: bound.shape[0]].copy_(bound)
+        bound = o.boundary
+    return result(idx, vals, bound)
 
 
 def _on_cuda(scores: Any) -> bool:
@@ -278,6 +286,9 @@ def select(
     offsets: Any = None,
     page_table: Any = None,
     page_size: Optional[int] = None,
+    prior: Any = None,
+    prior_bins: Any = None,
+    boundary: Any = False,
     check: bool = False,
     **options: Any,
 ) -> Any:
@@ -326,6 +337,19 @@ def select(
             ``page_table[i, t // P] * P + t % P`` with ``P = page_size`` (default 1, a
             token-to-slot table; any size). ``page_table`` is int32 / int64 ``[rows, pages]``,
             or ``[1, pages]`` shared by every row. ``-1`` padding stays ``-1``.
+        prior: float32 ``[rows]`` on the scores' device: each row's prior boundary (NaN: none
+            for that row), typically the ``boundary`` the same row wrote at the previous decode
+            step. A row whose prior brackets its K-th largest score is selected in one pass;
+            the output never depends on the prior (exact, and byte-equal with ``sorted`` and
+            ``deterministic``, whatever it holds), only the time does.
+        prior_bins: the prior's margins, ``"P/R"`` or ``(P, R)``: the cutoff P coarse bins
+            below the prior's bin and the rescue band down to R bins (``P <= R <= 64``);
+            ``Prior::SUGGESTED`` (``"2/8"``) by default. Only with ``prior``.
+        boundary: ``True`` to also return each row's K-th largest score as float32
+            ``[rows]`` (NaN for a row of ``L <= k``, ``-0.0`` as ``+0.0``): the next step's
+            prior; or a contiguous float32 array ``[>= rows]`` to write it into (it may be the
+            ``prior`` array itself, updated in place). The call then returns it last:
+            ``(indices, boundary)`` or ``(indices, values, boundary)``.
 
     The arrays are int32 or int64 on the scores' device (on CUDA, int64 or strided ones are
     converted to contiguous int32 on the stream). Every transformed index must be a
@@ -335,9 +359,13 @@ def select(
     status bit is raised, which ``check=True`` reports with the row. With ``values`` on CUDA,
     ``out`` and ``values`` share one row stride (the kernels write both at one pitch).
 
+    A CUDA call with ``prior`` or ``boundary`` raises ``NotImplementedError`` while the runtime
+    refuses them on the GPU (``topk_runtime::cuda::gpu_refusal``): pass host inputs for now.
+
     Returns:
-        ``out`` (or ``(out, values)``): a tensor on the scores' device for PyTorch inputs, a
-        NumPy array for host inputs, the producer's array type for CuPy.
+        ``out``, or ``(out, values)``, ``(out, boundary)``, ``(out, values, boundary)`` with
+        ``values`` / ``boundary``: tensors on the scores' device for PyTorch inputs, NumPy
+        arrays for host inputs, the producer's array type for CuPy.
 
     On a CUDA tensor the generated kernels run on the tensor's device and on
     ``torch.cuda.current_stream()``: no host synchronization, no read-back and, once the plan
@@ -362,6 +390,9 @@ def select(
         and offsets is None
         and page_table is None
         and page_size is None
+        and prior is None
+        and prior_bins is None
+        and (boundary is False or boundary is None)
     )
     if k.__class__ is not int or not 0 < k <= MAX_K:
         k = check_k(k)
@@ -378,7 +409,7 @@ def select(
                 return _torch_cuda(scores, k, lengths, out, check)
         opts = PLAIN if plain else Options(
             values, sorted, deterministic, starts, ends, relative_to_start, seq_lens, next_n,
-            offsets, page_table, page_size,
+            offsets, page_table, page_size, prior, prior_bins, boundary,
         )
         if not plain and _is_compiling():
             return _compiled_call(scores, k, lengths, out, opts, check)
@@ -387,7 +418,7 @@ def select(
         return _host_tensor(scores, k, lengths, out, opts)
     opts = PLAIN if plain else Options(
         values, sorted, deterministic, starts, ends, relative_to_start, seq_lens, next_n,
-        offsets, page_table, page_size,
+        offsets, page_table, page_size, prior, prior_bins, boundary,
     )
     stream = _arrays.cupy_stream(scores)
     scores_v = _arrays.view(scores, "scores", stream)

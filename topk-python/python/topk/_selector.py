@@ -8,8 +8,8 @@ import numpy as _np
 
 from . import _arrays, _native, _nvrtc
 from ._arrays import _torch, check_k
-from ._call import PLAIN, PLAIN_IO, Io, Options, gpu_refusal, host_select
-from ._cuda_call import Marshal, outputs
+from ._call import PLAIN, PLAIN_IO, Io, Options, gpu_refusal, host_select, prior_bins, result
+from ._cuda_call import Marshal, boundary_output, outputs
 from ._select import _capturing, _torch_stream
 
 _ROW_SOURCES = ("lengths", "window", "decode")
@@ -28,7 +28,8 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def _form(dtype: Any, values: Any, sorted_: Any, deterministic: Any, rows: str,
-          relative_to_start: Any, transform: str) -> Tuple[str, Io]:
+          relative_to_start: Any, transform: str, prior: Any = False, bins: Any = None,
+          boundary: Any = False) -> Tuple[str, Io]:
     """The score dtype and interface form a Selector is planned for."""
     if rows not in _ROW_SOURCES:
         raise ValueError(f"rows must be one of {', '.join(_ROW_SOURCES)}, got {rows!r}")
@@ -36,9 +37,13 @@ def _form(dtype: Any, values: Any, sorted_: Any, deterministic: Any, rows: str,
         raise ValueError(f"transform must be one of {', '.join(_TRANSFORMS)}, got {transform!r}")
     if relative_to_start is not True and rows != "window":
         raise ValueError("relative_to_start= applies to row windows: pass rows='window' too")
+    if bins is not None and not prior:
+        raise ValueError("prior_bins= goes with prior=True (each call then passes prior=)")
     if rows == "window" and not relative_to_start:
         rows = "window_absolute"
-    return _dtype_name(dtype), (bool(values), bool(sorted_), bool(deterministic), rows, transform)
+    prior_text = prior_bins(bins) if prior else "none"
+    return _dtype_name(dtype), (bool(values), bool(sorted_), bool(deterministic), rows, transform, prior_text,
+                                bool(boundary))
 
 
 def _parse_device(device: Any) -> Tuple[str, int]:
@@ -98,17 +103,23 @@ class Selector:
             positions in the row (``False``).
         transform: ``"none"`` (default), ``"offset"`` (``offsets=``) or ``"paged"``
             (``page_table=``/``page_size=``).
+        prior: each call passes ``prior=`` (float32 ``[rows]``, a row's prior boundary),
+            with the margins ``prior_bins`` (``"P/R"`` or ``(P, R)``; ``"2/8"`` by default).
+        boundary: each call also writes each row's K-th largest score (float32 ``[rows]``,
+            returned last).
     """
 
     def __init__(self, k: int, max_rows: int, max_width: int, device: Any = "cuda", *,
                  dtype: Any = "float32", values: bool = False, sorted: bool = False,  # noqa: A002
                  deterministic: bool = False, rows: str = "lengths", relative_to_start: bool = True,
-                 transform: str = "none") -> None:
+                 transform: str = "none", prior: bool = False, prior_bins: Any = None,
+                 boundary: bool = False) -> None:
         self.k = check_k(k)
         self.max_rows = _positive("max_rows", max_rows)
         self.max_width = _positive("max_width", max_width)
         self.device, self.index = _parse_device(device)
-        self.dtype, self.io = _form(dtype, values, sorted, deterministic, rows, relative_to_start, transform)
+        self.dtype, self.io = _form(dtype, values, sorted, deterministic, rows, relative_to_start, transform,
+                                    prior, prior_bins, boundary)
         self._native: Optional[Any] = None
         if self.device == "cuda":
             refused = gpu_refusal(self.dtype, self.io, "topk.Selector")
@@ -150,11 +161,14 @@ class Selector:
     def __call__(self, scores: Any, lengths: Any = None, *, out: Any = None, values: Any = None,
                  live_rows: Any = None, starts: Any = None, ends: Any = None, seq_lens: Any = None,
                  next_n: Optional[int] = None, offsets: Any = None, page_table: Any = None,
-                 page_size: Optional[int] = None) -> Any:
+                 page_size: Optional[int] = None, prior: Any = None, boundary: Any = None) -> Any:
         """Selects the rows of ``scores`` (``[rows <= max_rows, width <= max_width]`` of the
         selector's dtype) into ``out`` (int32 ``[>= rows, >= k]``, allocated when not given) and
         returns it, or ``(out, values)`` for a selector with ``values=True`` (``values``: an
-        array of the scores' dtype at ``out``'s row stride, allocated when not given).
+        array of the scores' dtype at ``out``'s row stride, allocated when not given), with
+        ``boundary`` last for one with ``boundary=True`` (float32 ``[>= rows]``, contiguous,
+        allocated when not given; it may be ``prior``). A selector with ``prior=True`` takes
+        ``prior`` (float32 ``[rows]``, NaN for a row without one) on every call.
 
         The arrays of the selector's interface: ``lengths`` (rows ``"lengths"``, optional),
         ``starts`` and ``ends`` (``"window"``), ``seq_lens`` with ``next_n`` (``"decode"``),
@@ -170,7 +184,8 @@ class Selector:
         count outside ``[0, rows]`` is clamped and reported by :meth:`check`, as are bad
         lengths, windows, transforms and NaN scores.
         """
-        opts = self._options(values, starts, ends, seq_lens, next_n, offsets, page_table, page_size, lengths)
+        opts = self._options(values, starts, ends, seq_lens, next_n, offsets, page_table, page_size, lengths,
+                             prior, boundary)
         if self.device == "cpu":
             return self._call_cpu(scores, lengths, out, live_rows, opts)
         stream = None
@@ -186,10 +201,11 @@ class Selector:
             raise ValueError(f"scores are on {where} but this selector is on cuda:{self.index}")
         return self._launch(scores, sv, lengths, out, live_rows, opts, stream)
 
-    def _options(self, values, starts, ends, seq_lens, next_n, offsets, page_table, page_size, lengths) -> Options:
+    def _options(self, values, starts, ends, seq_lens, next_n, offsets, page_table, page_size, lengths,
+                 prior=None, boundary=None) -> Options:
         """The call's arrays as `Options` of the selector's form; an array the form does not
         take, or one it needs and is missing, is an error naming it."""
-        want_values, sorted_, deterministic, rows, transform = self.io
+        want_values, sorted_, deterministic, rows, transform, bins, want_boundary = self.io
         given = {"starts": starts, "ends": ends, "seq_lens": seq_lens, "next_n": next_n, "offsets": offsets,
                  "page_table": page_table, "page_size": page_size}
         takes = {"window": ("starts", "ends"), "window_absolute": ("starts", "ends"),
@@ -206,9 +222,16 @@ class Selector:
             raise TypeError(f"this selector takes rows={rows.split('_')[0]!r}, not lengths")
         if values is not None and not want_values:
             raise TypeError("this selector was not planned for values=: make one with values=True")
+        if prior is not None and bins == "none":
+            raise TypeError("this selector was not planned for prior=: make one with prior=True")
+        if prior is None and bins != "none":
+            raise TypeError("this selector's interface needs prior= (float32 [rows], NaN for a row without one)")
+        if boundary is not None and not want_boundary:
+            raise TypeError("this selector was not planned for boundary=: make one with boundary=True")
         return Options(True if values is None and want_values else values if want_values else False,
                        sorted_, deterministic, starts, ends, rows != "window_absolute", seq_lens, next_n,
-                       offsets, page_table, page_size)
+                       offsets, page_table, page_size, prior, None if bins == "none" else bins,
+                       True if boundary is None and want_boundary else boundary if want_boundary else False)
 
     def _launch(self, scores, sv, lengths, out, live_rows, opts: Options, stream) -> Any:
         rows, width, pitch = _arrays.check_scores(sv)
@@ -229,12 +252,13 @@ class Selector:
             m.keep.append(rv)
             live_ptr = rv.ptr
         out, ov, values, vv, out_pitch = outputs(scores, sv, rows, self.k, out, opts.values, stream or None)
-        buffers = m.buffers(self.io, opts, 0 if vv is None else vv.ptr)
-        result = out if values is None else (out, values)
+        boundary, boundary_ptr = boundary_output(scores, sv, rows, opts.boundary, stream or None)
+        buffers = m.buffers(self.io, opts, 0 if vv is None else vv.ptr, boundary_ptr)
+        got = result(out, values, boundary)
         if rows == 0:
-            return result
+            return got
         self._native.run(stream, sv.ptr, rows, width, pitch, lengths_ptr, live_ptr, ov.ptr, out_pitch, buffers)
-        return result
+        return got
 
     def _check_capacity(self, rows: int, width: int) -> None:
         if rows > self.max_rows:
@@ -269,6 +293,7 @@ class Selector:
             cut = lambda x: None if x is None else x[:live]  # noqa: E731
             o = opts
             values = o.values[:live] if o.values is not True and o.values is not False else o.values
+            boundary = o.boundary[:live] if o.boundary is not True and o.boundary is not False else o.boundary
             seq_lens = o.seq_lens
             if seq_lens is not None:
                 n = 1 if o.next_n is None else int(o.next_n)
@@ -277,9 +302,10 @@ class Selector:
                 seq_lens = seq_lens[: live // n]
             table = o.page_table if o.page_table is None or len(o.page_table) == 1 else o.page_table[:live]
             part_opts = Options(values, o.sorted, o.deterministic, cut(o.starts), cut(o.ends),
-                                o.relative_to_start, seq_lens, o.next_n, cut(o.offsets), table, o.page_size)
+                                o.relative_to_start, seq_lens, o.next_n, cut(o.offsets), table, o.page_size,
+                                cut(o.prior), o.prior_bins, boundary)
             got = host_select(part, _arrays.view(part, "scores"), self.k, cut(lengths), out[:live], part_opts)
-            return out if not isinstance(got, tuple) else (out, got[1])
+            return out if not isinstance(got, tuple) else (out,) + got[1:]
         return host_select(scores, sv, self.k, lengths, out, opts)
 
     def check(self, scores: Any = None, lengths: Any = None, **arrays: Any) -> None:
