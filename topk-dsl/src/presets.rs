@@ -206,11 +206,10 @@ pub fn prior_samples() -> Vec<Spec> {
         "map=cluster(8),propose=exact,threads=1024",
         "map=cluster(16),propose=sampled(stride=128,rho=1.75,rescue=2.5),threads=1024",
     ];
-    const INTERFACES: [&str; 5] = [
+    const INTERFACES: [&str; 4] = [
         "prior=2/8",
-        "boundary=true",
-        "prior=0/0,boundary=true",
-        "prior=1/4,boundary=true,values=true,order=sorted,ties=lowest,rows=decode,transform=paged",
+        "boundary=true,values=true,order=sorted,ties=lowest,rows=decode,transform=paged(rows)",
+        "prior=0/0,boundary=true,values=true,order=sorted,ties=lowest,rows=decode,transform=paged",
         "dtype=bf16,prior=2/8,boundary=true,values=true,rows=window(relative)",
     ];
     let mut specs = Vec::new();

@@ -244,6 +244,6 @@ fn the_prior_and_boundary_compile_with_nvrtc_where_generated() {
         let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
         jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
     }
-    assert_eq!(samples.len(), 6 * 5, "samples compiled");
+    assert_eq!(samples.len(), 6 * 4, "samples compiled");
     jobs.compile_all(&arch);
 }

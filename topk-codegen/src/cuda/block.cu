@@ -266,9 +266,6 @@ __shared__ RowIo s_row_io;
 // selected score): at the row's end their maximum is the row's K-th largest (finish_call_row).
 // A slot per thread, so the commits need no atomics.
 __shared__ u32 s_boundary_key[THREADS];
-constexpr bool BOUNDARY_OUT = true;
-#else
-constexpr bool BOUNDARY_OUT = false;
 #endif
 
 // The index the call stores for position `pos` of the row (docs/interface.md): base + pos, then
@@ -312,8 +309,11 @@ __device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slo
 // put_selected where the score is not at hand: with values (or the boundary output) it is read
 // back from the row.
 __device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot, int pos) {
-  const bool read = (VALUES && !SORTED) || BOUNDARY_OUT;
-  put_selected(out_row, slot, pos, read ? load_cg(s_row_io.row + pos) : 0.0f);
+#ifdef CALL_BOUNDARY
+  put_selected(out_row, slot, pos, load_cg(s_row_io.row + pos));
+#else
+  put_selected(out_row, slot, pos, VALUES && !SORTED ? load_cg(s_row_io.row + pos) : 0.0f);
+#endif
 }
 
 // A slot past a short row's scores: -1, with values -inf.

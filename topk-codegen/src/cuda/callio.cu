@@ -36,15 +36,13 @@ __device__ __forceinline__ RowSpan call_row_span(const CallArgs& a, int row, int
   return w;
 }
 
-// The page-table row of score row `row`: itself, or its entry of the row map
-// (transform=paged(rows)), which transform_fits checks.
-__device__ __forceinline__ long long page_table_row(const CallArgs& a, int row) {
 #ifdef CALL_PAGE_ROWS
+// transform=paged(rows): the page-table row of score row `row`, its entry of the row map (which
+// transform_fits checks).
+__device__ __forceinline__ long long page_table_row(const CallArgs& a, int row) {
   return a.page_rows[row];
-#else
-  return row;
-#endif
 }
+#endif
 
 // Whether the transform writes every index of the row as a non-negative int32 (the per-row
 // check of docs/interface.md): the offset range, or a page for the last index (in a table row
@@ -75,7 +73,11 @@ __device__ __forceinline__ void describe_row(const CallArgs& a, const score_t* _
   if constexpr (VALUES) s_row_io.values = a.values + row * out_pitch;
   s_row_io.row = scores + row * pitch + w.start;
   if constexpr (INDEX_TRANSFORM == TRANSFORM_PAGED) {
+#ifdef CALL_PAGE_ROWS
     s_row_io.pages = a.page_table + page_table_row(a, row) * a.page_pitch;
+#else
+    s_row_io.pages = a.page_table + row * a.page_pitch;
+#endif
     s_row_io.page_size = a.page_size;
   }
   if constexpr (INDEX_TRANSFORM == TRANSFORM_OFFSET) s_row_io.offset = a.offsets[row];
