@@ -133,6 +133,12 @@ pub(crate) fn device_buffers(io: &Io, b: BuffersArg) -> PyResult<CallBuffers> {
             pitch: table_pitch,
             page_size: to_u32("page_size", page_size)?,
         },
+        // The package passes expanded tables (its transform names are none, offset, paged).
+        Transform::PagedRows => {
+            return Err(PyValueError::new_err(
+                "a page table read through a row map is not an interface of the Python package;                  expand the table to one row per score row",
+            ))
+        }
     };
     let values = if io.values {
         need(values, "values")?
