@@ -256,20 +256,7 @@ impl CudaSelector {
 
     /// Refuses a matrix of more rows than the plan holds, or of another width or pitch.
     fn check_extents<T: Score>(&self, scores: &ScoreRows<T>) -> Result<()> {
-        let r = self.plan.request;
-        if scores.rows > r.m_cap as usize {
-            return Err(Error::Input(format!(
-                "{} rows but the plan holds at most M_cap = {}",
-                scores.rows, r.m_cap
-            )));
-        }
-        if scores.width != r.width as usize || scores.pitch != r.pitch as usize {
-            return Err(Error::Input(format!(
-                "matrix width/pitch {}/{} differ from the plan's {}/{}",
-                scores.width, scores.pitch, r.width, r.pitch
-            )));
-        }
-        Ok(())
+        check_shape(scores.rows, scores.width, scores.pitch, &self.plan.request)
     }
 }
 
@@ -287,24 +274,30 @@ fn locate_nan_in_windows<T: Score>(scores: &ScoreRows<T>, windows: &[RowWindow])
     Error::Input("the device reported a NaN score".into())
 }
 
+/// Refuses a matrix of more rows than the plan holds, or of another width or pitch.
+fn check_shape(rows: usize, width: usize, pitch: usize, r: &PlanRequest) -> Result<()> {
+    if rows > r.m_cap as usize {
+        return Err(Error::Input(format!(
+            "{rows} rows but the plan holds at most M_cap = {}",
+            r.m_cap
+        )));
+    }
+    if width != r.width as usize || pitch != r.pitch as usize {
+        return Err(Error::Input(format!(
+            "matrix width/pitch {width}/{pitch} differ from the plan's {}/{}",
+            r.width, r.pitch
+        )));
+    }
+    Ok(())
+}
+
 fn check_host_input(
     scores: &ScoreMatrix,
     r: &PlanRequest,
     out_len: usize,
     out_pitch: usize,
 ) -> Result<()> {
-    if scores.rows > r.m_cap as usize {
-        return Err(Error::Input(format!(
-            "{} rows but the plan holds at most M_cap = {}",
-            scores.rows, r.m_cap
-        )));
-    }
-    if scores.width != r.width as usize || scores.pitch != r.pitch as usize {
-        return Err(Error::Input(format!(
-            "matrix width/pitch {}/{} differ from the plan's {}/{}",
-            scores.width, scores.pitch, r.width, r.pitch
-        )));
-    }
+    check_shape(scores.rows, scores.width, scores.pitch, r)?;
     check_matrix(scores)?;
     check_indices(scores.rows, r.k as usize, out_len, out_pitch)
 }
