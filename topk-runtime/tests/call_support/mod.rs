@@ -285,11 +285,13 @@ pub fn run<T: Score>(spec: &Spec, scores: &ScoreRows<T>, io: &CallIo, oracle: bo
         .io
         .values
         .then(|| vec![T::NEG_INFINITY; scores.rows * k]);
+    // The boundary itself is compared by the callers that ask for it.
+    let mut boundary = spec.io.boundary.then(|| vec![0f32; scores.rows]);
     let out = CallOut {
         indices: &mut indices,
         pitch: k,
         values: values.as_deref_mut(),
-        boundary: None,
+        boundary: boundary.as_deref_mut(),
     };
     if oracle {
         cpu::oracle_with(spec, scores, io, out).unwrap();
