@@ -135,6 +135,15 @@ __device__ __forceinline__ int load_cg_i32(const int* p) {
 // call stores them, values beside, then -1 up to K. Every thread calls, once the row's
 // positions are all staged (by this CTA, or fenced by a cluster barrier). A bitonic sort of
 // SORT_SLOTS packed pairs in the frontier buffers, which the row no longer needs.
+// The compare-exchanges are dealt to warps in aligned blocks of SORT_WARP_PAIRS, so a stage of
+// stride up to SORT_WARP_PAIRS stays inside one warp's block of pairs and needs only a warp
+// barrier; the block barrier is kept where a stage reaches across blocks.
+__host__ __device__ constexpr int sort_warp_pairs() {
+  int p = 32;
+  while (p * (THREADS / 32) < SORT_SLOTS / 2) p <<= 1;
+  return p;
+}
+constexpr int SORT_WARP_PAIRS = sort_warp_pairs();
 __device__ void sort_output_row(int* __restrict__ out_row, int n) {
   u64* pairs = reinterpret_cast<u64*>(smem_words + FRONTIER_AT);
   __syncthreads();
@@ -147,9 +156,11 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
     pairs[i] = pair;
   }
   __syncthreads();
+  const int first = (threadIdx.x >> 5) * SORT_WARP_PAIRS;
+  const int end = min(first + SORT_WARP_PAIRS, SORT_SLOTS / 2);
   for (int size = 2; size <= SORT_SLOTS; size <<= 1) {
     for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      for (int i = threadIdx.x; i < SORT_SLOTS / 2; i += THREADS) {
+      for (int i = first + (threadIdx.x & 31); i < end; i += 32) {
         const int lo = 2 * i - (i & (stride - 1));  // the pair's lower index: bit `stride` clear
         const int hi = lo + stride;
         const bool ascending = (lo & size) == 0;
@@ -159,7 +170,12 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
           pairs[hi] = a;
         }
       }
-      __syncthreads();
+      const int next = stride > 1 ? stride >> 1 : (size < SORT_SLOTS ? size : 0);
+      if (stride <= SORT_WARP_PAIRS && next > 0 && next <= SORT_WARP_PAIRS) {
+        __syncwarp();
+      } else {
+        __syncthreads();
+      }
     }
   }
   for (int i = threadIdx.x; i < K; i += THREADS) {

@@ -426,11 +426,12 @@ pub fn check_against_cpu<T: TestScore>(
         .io
         .values
         .then(|| vec![T::from_f32(0.0); scores.rows * k]);
+    let mut cpu_boundary = spec.io.boundary.then(|| vec![0f32; scores.rows]);
     let call = CallOut {
         indices: &mut out,
         pitch: k,
         values: cpu_values.as_deref_mut(),
-        boundary: None,
+        boundary: cpu_boundary.as_deref_mut(),
     };
     let cpu_stats = cpu::select_with(spec, scores, io, call, true).unwrap();
     assert_eq!(
