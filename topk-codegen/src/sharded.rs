@@ -35,6 +35,15 @@ pub fn candidate_capacity(k: u32) -> u32 {
     (8 * k).max(16_384)
 }
 
+/// Histogram regions of the stages' digit passes: one per digit of the key the kernel refines
+/// (`Spec::kernel_digits`: the float32 key's digits, for 16-bit scores too), then with
+/// `ties=lowest` as many for the boundary key's position. The kernel (`DIGIT_REGIONS`) and the
+/// host's workspace layout and stage chain both take the count from here.
+pub fn digit_regions(spec: &Spec) -> usize {
+    let lowest = usize::from(spec.io.ties == topk_dsl::Ties::Lowest);
+    spec.kernel_digits().as_slice().len() * (1 + lowest)
+}
+
 /// Generate the context-parallel stages for `spec`. Same Spec -> same bytes.
 pub fn generate_sharded(spec: &Spec) -> Result<ShardedSource, CodegenError> {
     let (mut stages, composition) = compose(spec)?;
@@ -106,6 +115,10 @@ pub(crate) fn compose(spec: &Spec) -> Result<(ShardedSource, Composition), Codeg
     prelude.push_str(&constants::emit(spec, family, &layout, &entry));
     prelude.push_str(&format!(
         "constexpr int CANDS = {cands};  // candidate pairs per row and rank\n#define SUM_ENTRY {sum_entry}\n"
+    ));
+    prelude.push_str(&format!(
+        "constexpr int DIGIT_REGIONS = {};  // digit histograms: the key's, then the position's\n",
+        digit_regions(spec)
     ));
     prelude.push_str(&interface::emit(Family::Staged, &spec.io));
     let stages = ShardedSource {

@@ -43,11 +43,10 @@ struct ShardWs {
   int* cand_pos;
 };
 
-// Histogram regions of the digit stages: the key's digits, with ties=lowest then the digits of the
-// boundary key's positions (the composite key (key, position) is a total order).
+// DIGIT_REGIONS (the prelude): the digit stages' histograms, the key's digits and with
+// ties=lowest then the digits of the boundary key's positions (the composite key (key, position)
+// is a total order).
 #if CALL_IO
-constexpr int DIGIT_REGIONS = LOWEST_TIES ? 2 * NUM_DIGITS : NUM_DIGITS;
-
 // Whether a score with key `key` at global position `gpos` is one of the ties that complete its
 // row: any with the threshold key `t` (the emit stage takes as many as are needed); with
 // ties=lowest, only those up to the last tie's position.
@@ -55,8 +54,6 @@ __device__ __forceinline__ bool completing_tie(u32 key, u32 t, int gpos, const u
   if constexpr (LOWEST_TIES) return key == t && (u32)gpos <= st[RS_POS];
   return key == t;
 }
-#else
-#define DIGIT_REGIONS NUM_DIGITS
 #endif
 
 __device__ __forceinline__ ShardWs shard_ws(u32* ws, int m_cap, int ranks) {

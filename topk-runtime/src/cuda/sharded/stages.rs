@@ -48,9 +48,7 @@ impl Regions {
         };
         let sample = take(m_cap * spec.coarse_bins() as usize);
         let counts = take(m_cap * 2);
-        // With ties=lowest the boundary key's position digits follow the key's (sharded.cu).
-        let lowest = usize::from(spec.io.ties == topk_dsl::Ties::Lowest);
-        let digits = (0..spec.digits.as_slice().len() * (1 + lowest))
+        let digits = (0..topk_codegen::sharded::digit_regions(spec))
             .map(|_| take(m_cap * hist_bins))
             .collect();
         let ranks = take(m_cap * ranks * 2);
@@ -253,6 +251,50 @@ mod tests {
         }
         // One row of 1M would want 528 chunks for four CTAs per SM: capped at 256 of 4K.
         assert_eq!(chunking(1 << 20, 1, 132), (256, 4096));
+    }
+
+    /// The host lays out and runs as many digit histograms as the generated kernel refines:
+    /// the kernel's digits (the float32 key's, for 16-bit scores too), doubled by lowest ties.
+    #[test]
+    fn the_digit_regions_are_the_kernels_for_every_dtype_and_tie_rule() {
+        let constant = |source: &str, name: &str| -> usize {
+            let at = source
+                .find(&format!("constexpr int {name} = "))
+                .unwrap_or_else(|| panic!("{name} not in the source"));
+            let rest = &source[at..];
+            let value = &rest[rest.find('=').unwrap() + 1..rest.find(';').unwrap()];
+            value.trim().parse().unwrap()
+        };
+        for text in [
+            "map=staged",
+            "map=staged,ties=lowest",
+            "map=staged,dtype=f16",
+            "map=staged,dtype=f16,ties=lowest,order=sorted",
+            "map=staged,dtype=bf16,ties=lowest",
+        ] {
+            let spec = topk_dsl::Spec::parse(text).unwrap();
+            let kernel = topk_codegen::generate(&spec).unwrap();
+            let digits = constant(&kernel.source, "NUM_DIGITS");
+            let lowest = spec.io.ties == topk_dsl::Ties::Lowest;
+            let want = if lowest { 2 * digits } else { digits };
+            assert_eq!(constant(&kernel.source, "DIGIT_REGIONS"), want, "{text}");
+            let regions = Regions::new(&spec, 4, 1);
+            assert_eq!(regions.digits.len(), want, "{text}");
+            let plan = steps(&regions, 4, 4, &spec, spec.threads);
+            let digit_stages = plan
+                .iter()
+                .filter(|s| {
+                    matches!(
+                        s,
+                        Step::Stage {
+                            stage: STAGE_DIGIT,
+                            ..
+                        }
+                    )
+                })
+                .count();
+            assert_eq!(digit_stages, want, "{text}");
+        }
     }
 
     #[test]
