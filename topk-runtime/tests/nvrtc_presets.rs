@@ -1,10 +1,15 @@
 //! Every preset's generated CUDA compiles to a CUBIN with NVRTC, without a GPU. CI installs
 //! libnvrtc from PyPI (`nvidia-cuda-nvrtc`); where it is absent this test says so and skips.
+//!
+//! The grids of variants (block sizes, call interfaces, 16-bit scores, the prior) assemble the
+//! first kernel of each family and score dtype to a CUBIN and take the others to PTX: NVRTC's
+//! front end and code generator see every variant, the assembler each family's code, at about
+//! a third of the time of assembling them all (the suite runs on two-core CI machines).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use topk_runtime::cuda::nvrtc::{compile, nvrtc_available, Arch};
+use topk_runtime::cuda::nvrtc::{compile, compile_ptx, nvrtc_available, Arch};
 
 /// The architecture the tests compile for, or None (with a note naming `test`) without NVRTC.
 fn sm90a_or_skip(test: &str) -> Option<Arch> {
@@ -15,25 +20,58 @@ fn sm90a_or_skip(test: &str) -> Option<Arch> {
     Some("sm_90a".parse().unwrap())
 }
 
-/// Kernels to compile: (what it is, source, entry).
+/// Kernels to compile: what it is, source, entry, and the group whose first kernel is assembled
+/// (`None`: always assembled).
 #[derive(Default)]
-struct Jobs(Vec<(String, String, String)>);
+struct Jobs(Vec<Job>);
+
+struct Job {
+    label: String,
+    source: String,
+    entry: String,
+    group: Option<String>,
+}
 
 impl Jobs {
+    /// A kernel compiled to a CUBIN.
     fn push(&mut self, label: impl Into<String>, source: &str, entry: &str) {
-        self.0
-            .push((label.into(), source.to_owned(), entry.to_owned()));
+        self.0.push(Job {
+            label: label.into(),
+            source: source.to_owned(),
+            entry: entry.to_owned(),
+            group: None,
+        });
     }
 
-    /// Compiles every job to a CUBIN (the same source and entry once) on every core: NVRTC
-    /// compiles independent programs side by side, and one at a time this test took minutes.
-    /// Panics naming the first job that fails.
+    /// A variant of `spec`'s kernel: to a CUBIN if it is the first of its family and score
+    /// dtype here, else to PTX.
+    fn push_variant(&mut self, spec: &topk_dsl::Spec) {
+        let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        self.0.push(Job {
+            label: spec.to_string(),
+            source: kernel.source,
+            entry: kernel.entry,
+            group: Some(format!("{} {}", kernel.family.name(), spec.dtype)),
+        });
+    }
+
+    /// Compiles every job (the same source and entry once) on every core: NVRTC compiles
+    /// independent programs side by side, and one at a time this test took minutes. Panics
+    /// naming every job that fails.
     fn compile_all(self, arch: &Arch) {
         let mut seen = HashSet::new();
-        let jobs: Vec<_> = self
+        let mut groups = HashSet::new();
+        let jobs: Vec<(Job, bool)> = self
             .0
             .into_iter()
-            .filter(|(_, source, entry)| seen.insert((source.clone(), entry.clone())))
+            .filter(|job| seen.insert((job.source.clone(), job.entry.clone())))
+            .map(|job| {
+                let assemble = match &job.group {
+                    None => true,
+                    Some(group) => groups.insert(group.clone()),
+                };
+                (job, assemble)
+            })
             .collect();
         let next = AtomicUsize::new(0);
         let failures = Mutex::new(Vec::new());
@@ -42,15 +80,26 @@ impl Jobs {
             for _ in 0..workers.min(jobs.len()) {
                 scope.spawn(|| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((label, source, entry)) = jobs.get(i) else {
+                    let Some((job, assemble)) = jobs.get(i) else {
                         break;
                     };
-                    let problem = match compile(source, entry, arch) {
-                        Ok(out) if out.cubin.starts_with(b"\x7fELF") => continue,
-                        Ok(_) => "not a CUBIN".to_owned(),
-                        Err(e) => format!("does not compile: {e}"),
+                    let problem = if *assemble {
+                        match compile(&job.source, &job.entry, arch) {
+                            Ok(out) if out.cubin.starts_with(b"\x7fELF") => continue,
+                            Ok(_) => "not a CUBIN".to_owned(),
+                            Err(e) => format!("does not compile: {e}"),
+                        }
+                    } else {
+                        match compile_ptx(&job.source, &job.entry, arch) {
+                            Ok(ptx) if ptx.contains(&format!(".entry {}", job.entry)) => continue,
+                            Ok(_) => format!("PTX without the entry {}", job.entry),
+                            Err(e) => format!("does not compile: {e}"),
+                        }
                     };
-                    failures.lock().unwrap().push(format!("{label} {problem}"));
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("{} {problem}", job.label));
                 });
             }
         });
@@ -174,8 +223,7 @@ fn block_sizes_coarse_widths_and_views_compile_with_nvrtc() {
                     if spec.validate().is_err() {
                         continue; // e.g. clusters below 512 threads, 384 off the persistent pool
                     }
-                    let kernel = topk_codegen::generate(&spec).unwrap();
-                    jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
+                    jobs.push_variant(&spec);
                     combinations += 1;
                 }
             }
@@ -196,8 +244,7 @@ fn every_family_compiles_the_call_interface_with_nvrtc() {
     };
     let mut jobs = Jobs::default();
     for spec in topk_dsl::call_interface_samples() {
-        let kernel = topk_codegen::generate(&spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-        jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
+        jobs.push_variant(&spec);
     }
     jobs.compile_all(&arch);
 }
@@ -213,8 +260,7 @@ fn every_family_compiles_sixteen_bit_scores_with_nvrtc() {
     let mut jobs = Jobs::default();
     let samples = topk_dsl::sixteen_bit_samples();
     for spec in &samples {
-        let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-        jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
+        jobs.push_variant(spec);
     }
     assert_eq!(samples.len(), 2 * (8 * 2 + 3), "samples compiled");
     jobs.compile_all(&arch);
@@ -241,8 +287,7 @@ fn the_prior_and_boundary_compile_with_nvrtc_where_generated() {
     let mut jobs = Jobs::default();
     let samples = topk_dsl::prior_samples();
     for spec in &samples {
-        let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-        jobs.push(spec.to_string(), &kernel.source, &kernel.entry);
+        jobs.push_variant(spec);
     }
     assert_eq!(samples.len(), 6 * 4, "samples compiled");
     jobs.compile_all(&arch);
