@@ -16,7 +16,7 @@ use call_support::{
     bits, check_against_cpu, families, inputs, interfaces, row, sampled, sanitize_maps,
     sanitize_wants, CallInputs, Output, Rng, FAMILIES,
 };
-use gpu_support::gpu;
+use gpu_support::{gpu, warm_kernels};
 use topk_dsl::{Io, Mapping, Order, RowLocalVariant, Rows, Spec, Ties, Transform};
 use topk_runtime::call::{row_windows, CallIo, CallOut};
 use topk_runtime::cuda::launch::status;
@@ -125,6 +125,7 @@ fn every_family_writes_every_interface_as_the_cpu_does() {
     let gpu = gpu();
     let mut routes = std::collections::BTreeSet::new();
     let all = interfaces();
+    warm_kernels(gpu.arch(), &call_test_specs());
     for (n, family) in families(64).into_iter().enumerate() {
         routes.extend(check_family(&gpu, family, &all, 100 + n as u64));
     }
@@ -662,16 +663,9 @@ fn sanitizer_workload() {
     assert!(ran > 0, "TOPK_SANITIZE_MAPS={maps} names no family");
 }
 
-/// Every kernel the tests above plan on an H200 (sm_90a), compiled through the disk cache of
-/// `TOPK_CACHE_DIR` on a machine without a GPU: a GPU host given that cache (and an NVRTC of
-/// the same major.minor version) loads them instead of compiling each one there.
-#[test]
-#[ignore = "build machine: fills TOPK_CACHE_DIR for a GPU host"]
-fn warm_the_kernel_cache_for_sm90a() {
-    use topk_runtime::cuda::cache::{CacheSettings, CompileRequest, DiskCache};
-    let arch: topk_runtime::cuda::Arch = "sm_90a".parse().expect("sm_90a");
-    let disk = DiskCache::new(CacheSettings::from_env());
-    assert!(disk.settings().dir.is_some(), "set TOPK_CACHE_DIR");
+/// The specs of the tests above: every family with every interface at K = 64, the sorted ones
+/// at K = 300 on a family of each kind, the re-reading frontier's at K = 2048.
+fn call_test_specs() -> Vec<Spec> {
     let all = interfaces();
     let mut specs: Vec<Spec> = families(64)
         .into_iter()
@@ -706,13 +700,20 @@ fn warm_the_kernel_cache_for_sm90a() {
                 ..family
             }),
     );
-    for spec in specs {
-        let kernel = topk_codegen::generate(&spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-        let request = CompileRequest::new(&kernel.source, &kernel.entry, arch)
-            .unwrap_or_else(|e| panic!("{spec}: {e}"));
-        let fetched = disk
-            .fetch_or_compile(&request, |r| r.compile())
-            .unwrap_or_else(|e| panic!("{spec}: {e}"));
-        println!("{:?} {spec}", fetched.outcome);
-    }
+    specs
+}
+
+/// Every kernel the tests above plan on an H200 (sm_90a), compiled through the disk cache of
+/// `TOPK_CACHE_DIR` on a machine without a GPU (on every core): a GPU host given that cache (and
+/// an NVRTC of the same major.minor version) loads them instead of compiling each one there.
+#[test]
+#[ignore = "build machine: fills TOPK_CACHE_DIR for a GPU host"]
+fn warm_the_kernel_cache_for_sm90a() {
+    use topk_runtime::cuda::cache::CacheSettings;
+    assert!(
+        CacheSettings::from_env().dir.is_some(),
+        "set TOPK_CACHE_DIR"
+    );
+    let arch: topk_runtime::cuda::Arch = "sm_90a".parse().expect("sm_90a");
+    warm_kernels(arch, &call_test_specs());
 }

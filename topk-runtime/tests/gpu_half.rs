@@ -18,7 +18,7 @@ use call_support::{
     check_against_cpu, inputs, interfaces, row, sampled, sanitize_maps, sanitize_wants, Output,
     Rng, TestScore, FAMILIES,
 };
-use gpu_support::gpu;
+use gpu_support::{gpu, warm_kernels};
 use half::{bf16, f16};
 use topk_dsl::{
     Digits, Dtype, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, Ties, Transform,
@@ -112,6 +112,14 @@ fn run_gpu<T: TestScore>(
     (Output { indices, values }, stats)
 }
 
+/// Every spec of `bases` with every interface of `ios`.
+fn with_ios(bases: &[Spec], ios: &[Io]) -> Vec<Spec> {
+    bases
+        .iter()
+        .flat_map(|&base| ios.iter().map(move |&io| Spec { io, ..base }))
+        .collect()
+}
+
 /// Row family `f` of the shared families, or (one past them) the subnormal rows.
 fn any_row<T: TestScore>(f: usize, rng: &mut Rng, k: usize) -> Vec<T> {
     match FAMILIES.get(f) {
@@ -171,6 +179,7 @@ fn every_family<T: TestScore>(gpu: &Gpu) {
     // The plain operator, then interfaces that together use every part.
     let all: Vec<Io> = std::iter::once(Io::DEFAULT).chain(interfaces()).collect();
     let row_families: Vec<usize> = (0..=FAMILIES.len()).collect();
+    warm_kernels(gpu.arch(), &with_ios(&families(64, T::DTYPE), &all));
     for (n, family) in families(64, T::DTYPE).into_iter().enumerate() {
         routes.extend(check_family::<T>(
             gpu,
@@ -205,6 +214,28 @@ fn long_rows<T: TestScore>(gpu: &Gpu) {
     let pitch = width + 5;
     let mut rng = Rng::new(21);
     let lens = [width, width - 1, 70_001, k + 1, width - 7, 50_000];
+    let reread = Io {
+        values: true,
+        order: Order::Sorted,
+        ties: Ties::Lowest,
+        rows: Rows::Window { relative: false },
+        transform: Transform::Offset,
+        ..Io::DEFAULT
+    };
+    let bases: Vec<Spec> = families(k as u32, T::DTYPE)
+        .into_iter()
+        // The register tile takes rows of at most 16K scores.
+        .filter(|base| base.mapping != Mapping::RowLocal(RowLocalVariant::Register))
+        .map(|base| match base.proposal {
+            Proposal::Sampled { .. } => Spec {
+                proposal: sampled(128, 150, 175),
+                ..base
+            },
+            Proposal::Exact => base,
+        })
+        .collect();
+    let specs = with_ios(&bases, &[Io::DEFAULT, reread]);
+    warm_kernels(gpu.arch(), &specs);
     for family in [
         call_support::Family::Gaussian,
         call_support::Family::AllEqual,
@@ -215,47 +246,23 @@ fn long_rows<T: TestScore>(gpu: &Gpu) {
         for r in 0..rows {
             data[r * pitch..][..width].copy_from_slice(&row::<T>(family, &mut rng, width, k));
         }
-        for base in families(k as u32, T::DTYPE) {
-            if base.mapping == Mapping::RowLocal(RowLocalVariant::Register) {
-                continue; // rows of at most 16K scores
-            }
-            let base = match base.proposal {
-                Proposal::Sampled { .. } => Spec {
-                    proposal: sampled(128, 150, 175),
-                    ..base
-                },
-                Proposal::Exact => base,
+        for &spec in &specs {
+            let arrays = inputs(&mut rng, &lens, width, 1, false);
+            let call = arrays.io(&spec);
+            let data = masked(&data, rows, width, pitch, &spec, &call);
+            let scores = ScoreRows {
+                data: &data,
+                rows,
+                width,
+                pitch,
             };
-            for io in [
-                Io::DEFAULT,
-                Io {
-                    values: true,
-                    order: Order::Sorted,
-                    ties: Ties::Lowest,
-                    rows: Rows::Window { relative: false },
-                    transform: Transform::Offset,
-                    ..Io::DEFAULT
-                },
-            ] {
-                let spec = Spec { io, ..base };
-                let arrays = inputs(&mut rng, &lens, width, 1, false);
-                let call = arrays.io(&spec);
-                let data = masked(&data, rows, width, pitch, &spec, &call);
-                let scores = ScoreRows {
-                    data: &data,
-                    rows,
-                    width,
-                    pitch,
-                };
-                let mut request =
-                    PlanRequest::new(spec.k, rows as u32, width as u32).with_spec(spec);
-                request.pitch = pitch as u64;
-                request.allow_unverified = true;
-                let mut sel = CudaSelector::new(gpu, request).unwrap();
-                let label = format!("{spec} / {family:?} / {width} wide");
-                let (got, stats) = run_gpu(&mut sel, &spec, &scores, &call, &label);
-                check_against_cpu(&spec, &scores, &call, &got, &stats, &label);
-            }
+            let mut request = PlanRequest::new(spec.k, rows as u32, width as u32).with_spec(spec);
+            request.pitch = pitch as u64;
+            request.allow_unverified = true;
+            let mut sel = CudaSelector::new(gpu, request).unwrap();
+            let label = format!("{spec} / {family:?} / {width} wide");
+            let (got, stats) = run_gpu(&mut sel, &spec, &scores, &call, &label);
+            check_against_cpu(&spec, &scores, &call, &got, &stats, &label);
         }
     }
 }
@@ -275,14 +282,13 @@ fn nan_reported<T: TestScore>(gpu: &Gpu) {
     let lens = lens(k);
     let rows = lens.len();
     let mut rng = Rng::new(31);
-    for family in families(k as u32, T::DTYPE) {
-        let spec = Spec {
-            io: Io {
-                values: true,
-                ..Io::DEFAULT
-            },
-            ..family
-        };
+    let values = Io {
+        values: true,
+        ..Io::DEFAULT
+    };
+    let specs = with_ios(&families(k as u32, T::DTYPE), &[values]);
+    warm_kernels(gpu.arch(), &specs);
+    for spec in specs {
         let mut request = PlanRequest::new(spec.k, rows as u32, WIDTH as u32).with_spec(spec);
         request.pitch = PITCH as u64;
         request.allow_unverified = true;
@@ -352,6 +358,10 @@ fn sanitizer_workload_sixteen_bit() {
         .position(|f| matches!(f, call_support::Family::TiesAtRankK))
         .unwrap();
     let row_families = [ties, FAMILIES.len()];
+    let mut specs = with_ios(&families(64, Dtype::F16), &ios);
+    specs.extend(with_ios(&families(64, Dtype::Bf16), &ios));
+    specs.retain(|spec| wanted(spec));
+    warm_kernels(gpu.arch(), &specs);
     let mut ran = 0;
     for (n, family) in families(64, Dtype::F16)
         .into_iter()

@@ -12,7 +12,7 @@ mod call_support;
 mod gpu_support;
 
 use call_support::{check_against_cpu, row, sampled, Output, Rng, FAMILIES};
-use gpu_support::gpu;
+use gpu_support::{gpu, warm_kernels};
 use topk_dsl::{Io, Mapping, Order, Prior, Proposal, RowLocalVariant, Spec, Ties};
 use topk_runtime::call::{CallIo, CallOut, IndexTransform, RowSource};
 use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
@@ -146,17 +146,24 @@ fn every_prior_is_exact_and_takes_the_cpus_routes() {
     let rows = lengths.len();
     let mut rng = Rng::new(17);
     let mut seen = [0u64; Route::ALL.len()];
+    let bins = [
+        Prior::Bins {
+            primary: 2,
+            rescue: 8,
+        },
+        Prior::Bins {
+            primary: 1,
+            rescue: 1,
+        },
+    ];
+    let specs: Vec<Spec> = [false, true]
+        .into_iter()
+        .flat_map(|canonical| bins.map(|b| io(b, canonical)))
+        .flat_map(|io| families(k as u32, io))
+        .collect();
+    warm_kernels(gpu.arch(), &specs);
     for canonical in [false, true] {
-        for prior_bins in [
-            Prior::Bins {
-                primary: 2,
-                rescue: 8,
-            },
-            Prior::Bins {
-                primary: 1,
-                rescue: 1,
-            },
-        ] {
+        for prior_bins in bins {
             for spec in families(k as u32, io(prior_bins, canonical)) {
                 let mut sel = selector(&gpu, spec, rows, width);
                 for &family in &FAMILIES {
@@ -224,16 +231,9 @@ fn a_decode_trace_fed_its_boundaries_stays_exact() {
     let steps = 8;
     let width = 70_000 + steps;
     let rows = trace.start_lens.len();
-    for spec in families(
-        2048,
-        io(
-            Prior::Bins {
-                primary: 2,
-                rescue: 8,
-            },
-            false,
-        ),
-    ) {
+    let specs = families(2048, io(Prior::SUGGESTED, false));
+    warm_kernels(gpu.arch(), &specs);
+    for spec in specs {
         let mut sel = selector(&gpu, spec, rows, width);
         let mut prior = vec![f32::NAN; rows];
         let mut certified = 0;
@@ -271,6 +271,12 @@ fn sanitizer_workload_prior() {
     let rows = lengths.len();
     let mut rng = Rng::new(29);
     let mut ran = 0;
+    let specs: Vec<Spec> = [false, true]
+        .into_iter()
+        .flat_map(|canonical| families(k as u32, io(Prior::SUGGESTED, canonical)))
+        .filter(|s| call_support::sanitize_wants(&maps, s))
+        .collect();
+    warm_kernels(gpu.arch(), &specs);
     for canonical in [false, true] {
         for spec in families(
             k as u32,

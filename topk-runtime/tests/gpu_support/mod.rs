@@ -1,5 +1,6 @@
 //! Shared by the GPU test files, whose tests are `#[ignore]`d so that a machine without a GPU
 //! reports them as ignored rather than passed; the GPU host runs them with `--ignored`.
+#![allow(dead_code)]
 
 use topk_runtime::cuda::Gpu;
 
@@ -13,4 +14,30 @@ pub fn gpu() -> Gpu {
         );
     }
     Gpu::open(0).unwrap_or_else(|e| panic!("opening device 0: {e}"))
+}
+
+/// Compiles the kernels of `specs` for `arch` through the disk kernel cache (`TOPK_CACHE_DIR`,
+/// else the default) on every core, so that the plans a test makes afterwards load them instead
+/// of compiling them one after another (NVRTC takes seconds per kernel). Kernels already in the
+/// cache are only read. Panics naming a spec that does not generate or compile.
+pub fn warm_kernels(arch: topk_runtime::cuda::Arch, specs: &[topk_dsl::Spec]) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use topk_runtime::cuda::cache::{CacheSettings, CompileRequest, DiskCache};
+    let disk = DiskCache::new(CacheSettings::from_env());
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(specs.len()) {
+            scope.spawn(|| {
+                while let Some(spec) = specs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let kernel =
+                        topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+                    let request = CompileRequest::new(&kernel.source, &kernel.entry, arch)
+                        .unwrap_or_else(|e| panic!("{spec}: {e}"));
+                    disk.fetch_or_compile(&request, |r| r.compile())
+                        .unwrap_or_else(|e| panic!("{spec}: {e}"));
+                }
+            });
+        }
+    });
 }
