@@ -17,6 +17,13 @@ fi
 rm -rf .wheel
 CARGO_TARGET_DIR="$PWD/topk-python/target" "$tools/bin/maturin" build --release \
   --manifest-path topk-python/Cargo.toml --compatibility manylinux_2_34 --out .wheel
+# TOPK_WHEEL_UNVERIFIED=1: also a wheel whose GPU path runs the kernels still waiting for their
+# GPU tests (feature gpu-unverified), into .wheel/unverified, for bench/verify_gated.sh.
+if [[ "${TOPK_WHEEL_UNVERIFIED:-}" == 1 ]]; then
+  CARGO_TARGET_DIR="$PWD/topk-python/target/unverified" "$tools/bin/maturin" build --release \
+    --manifest-path topk-python/Cargo.toml --compatibility manylinux_2_34 \
+    --features gpu-unverified --out .wheel/unverified
+fi
 # pytest for hosts that lack it (pure-Python wheels; bench/python_gpu.sh installs them there).
 "$tools/bin/python" -m pip download --disable-pip-version-check -q --only-binary=:all: \
   --python-version 3.12 --implementation py --platform any -d .wheel/deps \

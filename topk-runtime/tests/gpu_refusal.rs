@@ -3,11 +3,13 @@
 //! checked on a GPU), each with a sentence that says what to do; float32 with every other part
 //! of the call interface runs.
 
-use topk_dsl::{Dtype, Io, Order, Prior, Rows, Spec, Ties, Transform};
+use topk_dsl::{Io, Order, Rows, Spec, Ties, Transform};
 use topk_runtime::cuda::gpu_refusal;
 
 #[test]
+#[cfg(not(feature = "gpu-unverified"))]
 fn sixteen_bit_scores_are_refused_with_what_to_do() {
+    use topk_dsl::Dtype;
     for dtype in [Dtype::F16, Dtype::Bf16] {
         let spec = Spec {
             dtype,
@@ -51,7 +53,9 @@ fn float32_with_any_interface_is_not_refused() {
 }
 
 #[test]
+#[cfg(not(feature = "gpu-unverified"))]
 fn the_prior_boundary_and_row_map_are_refused_with_what_to_do() {
+    use topk_dsl::Prior;
     let with = |io: Io| Spec {
         io,
         ..Spec::default()
