@@ -176,14 +176,7 @@ fn lowest_ties_and_sorting_hold_when_the_frontier_is_reread() {
                 continue; // rows of at most 16K scores
             }
             let spec = Spec {
-                io: Io {
-                    values: true,
-                    order: Order::Sorted,
-                    ties: Ties::Lowest,
-                    rows: Rows::Window { relative: false },
-                    transform: Transform::Offset,
-                    ..Io::DEFAULT
-                },
+                io: call_support::REREAD,
                 ..base
             };
             let arrays = inputs(&mut rng, &lens, width, 1, false);
@@ -683,20 +676,12 @@ fn call_test_specs() -> Vec<Spec> {
             );
         }
     }
-    let reread = Io {
-        values: true,
-        order: Order::Sorted,
-        ties: Ties::Lowest,
-        rows: Rows::Window { relative: false },
-        transform: Transform::Offset,
-        ..Io::DEFAULT
-    };
     specs.extend(
         families(2048)
             .into_iter()
             .filter(|f| f.mapping != Mapping::RowLocal(RowLocalVariant::Register))
             .map(|family| Spec {
-                io: reread,
+                io: call_support::REREAD,
                 ..family
             }),
     );

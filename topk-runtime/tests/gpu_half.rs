@@ -20,9 +20,7 @@ use call_support::{
 };
 use gpu_support::{gpu, warm_kernels};
 use half::{bf16, f16};
-use topk_dsl::{
-    Digits, Dtype, Io, Mapping, Order, Proposal, RowLocalVariant, Rows, Spec, Ties, Transform,
-};
+use topk_dsl::{Digits, Dtype, Io, Mapping, Proposal, RowLocalVariant, Spec};
 use topk_runtime::call::{row_windows, CallIo, CallOut};
 use topk_runtime::cuda::{CudaSelector, Gpu, PlanRequest};
 use topk_runtime::{Error, Route, RouteStats, ScoreRows};
@@ -214,14 +212,6 @@ fn long_rows<T: TestScore>(gpu: &Gpu) {
     let pitch = width + 5;
     let mut rng = Rng::new(21);
     let lens = [width, width - 1, 70_001, k + 1, width - 7, 50_000];
-    let reread = Io {
-        values: true,
-        order: Order::Sorted,
-        ties: Ties::Lowest,
-        rows: Rows::Window { relative: false },
-        transform: Transform::Offset,
-        ..Io::DEFAULT
-    };
     let bases: Vec<Spec> = families(k as u32, T::DTYPE)
         .into_iter()
         // The register tile takes rows of at most 16K scores.
@@ -234,7 +224,7 @@ fn long_rows<T: TestScore>(gpu: &Gpu) {
             Proposal::Exact => base,
         })
         .collect();
-    let specs = with_ios(&bases, &[Io::DEFAULT, reread]);
+    let specs = with_ios(&bases, &[Io::DEFAULT, call_support::REREAD]);
     warm_kernels(gpu.arch(), &specs);
     for family in [
         call_support::Family::Gaussian,

@@ -349,6 +349,17 @@ pub fn families(k: u32) -> Vec<Spec> {
     ]
 }
 
+/// The interface of the tests whose long rows refine by re-reading them: values, sorted output
+/// and lowest ties on absolute windows with offsets.
+pub const REREAD: Io = Io {
+    values: true,
+    order: Order::Sorted,
+    ties: Ties::Lowest,
+    rows: Rows::Window { relative: false },
+    transform: Transform::Offset,
+    ..Io::DEFAULT
+};
+
 /// Interfaces that together use every part on every family: each row source, each transform,
 /// values, sorted order and lowest ties, alone and combined (SGLang's fused page-table call is
 /// the third from last; the last reads the page table through a row map).
