@@ -1,8 +1,9 @@
 //! Every preset's generated CUDA compiles to a CUBIN with NVRTC, without a GPU. CI installs
 //! libnvrtc from PyPI (`nvidia-cuda-nvrtc`); where it is absent this test says so and skips.
 //!
-//! The grids of variants (block sizes, call interfaces, 16-bit scores, the prior) assemble the
-//! first kernel of each family and score dtype to a CUBIN and take the others to PTX: NVRTC's
+//! The grids of variants (autotune candidates, block sizes, call interfaces, 16-bit scores, the
+//! prior) assemble the first kernel of each family and score dtype to a CUBIN and take the
+//! others to PTX (the presets, which the variants' families include, are all assembled): NVRTC's
 //! front end and code generator see every variant, the assembler each family's code, at about
 //! a third of the time of assembling them all (the suite runs on two-core CI machines).
 
@@ -160,8 +161,7 @@ fn every_preset_and_helper_kernel_compiles_with_nvrtc() {
     for k in [2048u32, 512] {
         for width in [32_768u32, 131_072, 1 << 20] {
             for spec in topk_runtime::autotune::candidates(k, width) {
-                let kernel = topk_codegen::generate(&spec).unwrap();
-                jobs.push(format!("candidate {spec}"), &kernel.source, &kernel.entry);
+                jobs.push_variant(&spec);
             }
         }
     }
