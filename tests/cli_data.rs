@@ -152,7 +152,28 @@ fn demo_selects_verifies_and_compares_with_the_baseline() {
         .and_then(|w| w.strip_suffix('x'))
         .and_then(|w| w.parse().ok())
         .unwrap();
-    assert!(speedup > 0.0);
+    // The speedup is the baseline's time over the selector's, as printed (each rounded to its
+    // last digit, the speedup to one decimal); one timed run of each can come out either way.
+    let time = |key: &str| -> (f64, f64) {
+        let l = line(key);
+        let words: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(words[2], "ms", "{l}");
+        let decimals = words[1].split('.').nth(1).map_or(0, str::len);
+        (
+            words[1].parse().unwrap(),
+            0.5 * 10f64.powi(-(decimals as i32)),
+        )
+    };
+    let ((ours, e_ours), (base, e_base)) = (time("selector"), time("baseline"));
+    let (lo, hi) = (
+        (base - e_base) / (ours + e_ours),
+        (base + e_base) / (ours - e_ours),
+    );
+    assert!(
+        speedup.is_finite() && lo - 0.05 <= speedup && speedup <= hi + 0.05,
+        "speedup {speedup} outside [{lo}, {hi}]: {}",
+        run.stdout
+    );
     assert!(line("scores").contains("8 rows x 8192"));
 }
 
