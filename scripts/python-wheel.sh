@@ -22,7 +22,7 @@ CARGO_TARGET_DIR="$PWD/topk-python/target" "$tools/bin/maturin" build --release 
 if [[ "${TOPK_WHEEL_UNVERIFIED:-}" == 1 ]]; then
   CARGO_TARGET_DIR="$PWD/topk-python/target/unverified" "$tools/bin/maturin" build --release \
     --manifest-path topk-python/Cargo.toml --compatibility manylinux_2_34 \
-    --features gpu-unverified --out .wheel/unverified
+    --features extension-module,gpu-unverified --out .wheel/unverified
 fi
 # pytest for hosts that lack it (pure-Python wheels; bench/python_gpu.sh installs them there).
 "$tools/bin/python" -m pip download --disable-pip-version-check -q --only-binary=:all: \

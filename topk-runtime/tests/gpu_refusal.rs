@@ -31,6 +31,35 @@ fn sixteen_bit_scores_are_refused_with_what_to_do() {
     }
 }
 
+/// A build for verifying the held-back kernels refuses only what code generation lacks.
+#[test]
+#[cfg(feature = "gpu-unverified")]
+fn a_verification_build_runs_the_held_back_kernels() {
+    use topk_dsl::{Dtype, Prior};
+    let io = |io: Io| Spec {
+        io,
+        ..Spec::default()
+    };
+    for spec in [
+        Spec {
+            dtype: Dtype::F16,
+            digits: topk_dsl::Digits::default_for(Dtype::F16, 11),
+            ..Spec::default()
+        },
+        io(Io {
+            prior: Prior::SUGGESTED,
+            boundary: true,
+            ..Io::DEFAULT
+        }),
+        io(Io {
+            transform: Transform::PagedRows,
+            ..Io::DEFAULT
+        }),
+    ] {
+        assert_eq!(gpu_refusal(&spec), None, "{spec}");
+    }
+}
+
 #[test]
 fn float32_with_any_interface_is_not_refused() {
     let io = Io {

@@ -2,10 +2,10 @@
 //! libnvrtc from PyPI (`nvidia-cuda-nvrtc`); where it is absent this test says so and skips.
 //!
 //! The grids of variants (autotune candidates, block sizes, call interfaces, 16-bit scores, the
-//! prior) assemble the first kernel of each family and score dtype to a CUBIN and take the
-//! others to PTX (the presets, which the variants' families include, are all assembled): NVRTC's
-//! front end and code generator see every variant, the assembler each family's code, at about
-//! a third of the time of assembling them all (the suite runs on two-core CI machines).
+//! prior) assemble the first kernel of each family, score dtype and block size to a CUBIN and
+//! take the others to PTX (the presets are all assembled): NVRTC's front end and code generator
+//! see every variant, the assembler each family's code at every block size, in a fraction of
+//! the time of assembling them all (the suite runs on two-core CI machines).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,15 +44,20 @@ impl Jobs {
         });
     }
 
-    /// A variant of `spec`'s kernel: to a CUBIN if it is the first of its family and score
-    /// dtype here, else to PTX.
+    /// A variant of `spec`'s kernel: to a CUBIN if it is the first of its family, score dtype
+    /// and block size here (the launch bounds the assembler allocates for), else to PTX.
     fn push_variant(&mut self, spec: &topk_dsl::Spec) {
         let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
         self.0.push(Job {
             label: spec.to_string(),
             source: kernel.source,
             entry: kernel.entry,
-            group: Some(format!("{} {}", kernel.family.name(), spec.dtype)),
+            group: Some(format!(
+                "{} {} {}",
+                kernel.family.name(),
+                spec.dtype,
+                spec.threads
+            )),
         });
     }
 

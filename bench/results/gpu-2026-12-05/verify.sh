@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# The wheel in .wheel/open was built from this commit with gpu_refusal reduced to what code
+# generation lacks (what the gpu-unverified feature does since: TOPK_WHEEL_UNVERIFIED=1
+# scripts/python-wheel.sh builds it into .wheel/unverified; bench/verify_gated.sh is the
+# maintained form of this script).
 # GPU verification, every test binary at once (NVRTC compiles on all cores into one disk cache).
 set -u
 T0=$SECONDS

@@ -268,7 +268,8 @@ fn run_nvrtc(
             "NVRTC option {bad:?} contains a NUL byte"
         )));
     }
-    // NVRTC copies the source and name when the program is created, so they may be freed after.
+    // The source and name outlive the compilation and the log; what callers read afterwards
+    // (CUBIN, PTX) is the program's output and does not refer to them.
     let program = Program::create(&source_c, &name_c)?;
     let compiled = program.compile(options);
     let log = program.log()?;

@@ -23,7 +23,11 @@ pub fn gpu() -> Gpu {
 pub fn warm_kernels(arch: topk_runtime::cuda::Arch, specs: &[topk_dsl::Spec]) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use topk_runtime::cuda::cache::{CacheSettings, CompileRequest, DiskCache};
-    let disk = DiskCache::new(CacheSettings::from_env());
+    let settings = CacheSettings::from_env();
+    if settings.dir.is_none() || settings.always_compile {
+        return; // nothing to fill: the plans compile their kernels themselves
+    }
+    let disk = DiskCache::new(settings);
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     std::thread::scope(|scope| {
