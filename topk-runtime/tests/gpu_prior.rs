@@ -147,10 +147,7 @@ fn every_prior_is_exact_and_takes_the_cpus_routes() {
     let mut rng = Rng::new(17);
     let mut seen = [0u64; Route::ALL.len()];
     let bins = [
-        Prior::Bins {
-            primary: 2,
-            rescue: 8,
-        },
+        Prior::SUGGESTED,
         Prior::Bins {
             primary: 1,
             rescue: 1,
@@ -162,52 +159,47 @@ fn every_prior_is_exact_and_takes_the_cpus_routes() {
         .flat_map(|io| families(k as u32, io))
         .collect();
     warm_kernels(gpu.arch(), &specs);
-    for canonical in [false, true] {
-        for prior_bins in bins {
-            for spec in families(k as u32, io(prior_bins, canonical)) {
-                let mut sel = selector(&gpu, spec, rows, width);
-                for &family in &FAMILIES {
-                    let mut data = vec![0f32; rows * width];
-                    for (r, &len) in lengths.iter().enumerate() {
-                        data[r * width..][..len as usize].copy_from_slice(&row::<f32>(
-                            family,
-                            &mut rng,
-                            len as usize,
-                            k,
-                        ));
-                    }
-                    let scores = ScoreRows {
-                        data: &data,
-                        rows,
-                        width,
-                        pitch: width,
-                    };
-                    let none = vec![f32::NAN; rows];
-                    let label = format!("{spec} / {family:?}");
-                    let (exact, _) =
-                        run_and_compare(&mut sel, &spec, &scores, &lengths, &none, &label);
-                    let priors: [(&str, Vec<f32>); 7] = [
-                        ("exact", exact.clone()),
-                        ("stale", exact.iter().map(|b| b * 0.9 - 0.05).collect()),
-                        ("+inf", vec![f32::INFINITY; rows]),
-                        ("-inf", vec![f32::NEG_INFINITY; rows]),
-                        ("max", vec![f32::MAX; rows]),
-                        ("lowest", vec![f32::MIN; rows]),
-                        (
-                            "mixed",
-                            (0..rows)
-                                .map(|r| [f32::NAN, 0.0, -0.0, 1.0][r % 4])
-                                .collect(),
-                        ),
-                    ];
-                    for (what, prior) in priors {
-                        let label = format!("{label} / prior {what}");
-                        let (_, stats) =
-                            run_and_compare(&mut sel, &spec, &scores, &lengths, &prior, &label);
-                        for r in Route::ALL {
-                            seen[r as usize] += stats.count(r);
-                        }
-                    }
+    for spec in specs {
+        let mut sel = selector(&gpu, spec, rows, width);
+        for &family in &FAMILIES {
+            let mut data = vec![0f32; rows * width];
+            for (r, &len) in lengths.iter().enumerate() {
+                data[r * width..][..len as usize].copy_from_slice(&row::<f32>(
+                    family,
+                    &mut rng,
+                    len as usize,
+                    k,
+                ));
+            }
+            let scores = ScoreRows {
+                data: &data,
+                rows,
+                width,
+                pitch: width,
+            };
+            let none = vec![f32::NAN; rows];
+            let label = format!("{spec} / {family:?}");
+            let (exact, _) = run_and_compare(&mut sel, &spec, &scores, &lengths, &none, &label);
+            let priors: [(&str, Vec<f32>); 7] = [
+                ("exact", exact.clone()),
+                ("stale", exact.iter().map(|b| b * 0.9 - 0.05).collect()),
+                ("+inf", vec![f32::INFINITY; rows]),
+                ("-inf", vec![f32::NEG_INFINITY; rows]),
+                ("max", vec![f32::MAX; rows]),
+                ("lowest", vec![f32::MIN; rows]),
+                (
+                    "mixed",
+                    (0..rows)
+                        .map(|r| [f32::NAN, 0.0, -0.0, 1.0][r % 4])
+                        .collect(),
+                ),
+            ];
+            for (what, prior) in priors {
+                let label = format!("{label} / prior {what}");
+                let (_, stats) =
+                    run_and_compare(&mut sel, &spec, &scores, &lengths, &prior, &label);
+                for r in Route::ALL {
+                    seen[r as usize] += stats.count(r);
                 }
             }
         }
@@ -277,49 +269,35 @@ fn sanitizer_workload_prior() {
         .filter(|s| call_support::sanitize_wants(&maps, s))
         .collect();
     warm_kernels(gpu.arch(), &specs);
-    for canonical in [false, true] {
-        for spec in families(
-            k as u32,
-            io(
-                Prior::Bins {
-                    primary: 2,
-                    rescue: 8,
-                },
-                canonical,
-            ),
-        )
-        .into_iter()
-        .filter(|s| call_support::sanitize_wants(&maps, s))
-        {
-            let mut sel = selector(&gpu, spec, rows, width);
-            let mut data = vec![0f32; rows * width];
-            for (r, &len) in lengths.iter().enumerate() {
-                data[r * width..][..len as usize].copy_from_slice(&row::<f32>(
-                    FAMILIES[1],
-                    &mut rng,
-                    len as usize,
-                    k,
-                ));
-            }
-            let scores = ScoreRows {
-                data: &data,
-                rows,
-                width,
-                pitch: width,
-            };
-            let none = vec![f32::NAN; rows];
-            let (exact, _) = run_and_compare(&mut sel, &spec, &scores, &lengths, &none, "none");
-            run_and_compare(&mut sel, &spec, &scores, &lengths, &exact, "exact");
-            run_and_compare(
-                &mut sel,
-                &spec,
-                &scores,
-                &lengths,
-                &vec![f32::MIN; rows],
-                "lowest",
-            );
-            ran += 1;
+    for spec in specs {
+        let mut sel = selector(&gpu, spec, rows, width);
+        let mut data = vec![0f32; rows * width];
+        for (r, &len) in lengths.iter().enumerate() {
+            data[r * width..][..len as usize].copy_from_slice(&row::<f32>(
+                FAMILIES[1],
+                &mut rng,
+                len as usize,
+                k,
+            ));
         }
+        let scores = ScoreRows {
+            data: &data,
+            rows,
+            width,
+            pitch: width,
+        };
+        let none = vec![f32::NAN; rows];
+        let (exact, _) = run_and_compare(&mut sel, &spec, &scores, &lengths, &none, "none");
+        run_and_compare(&mut sel, &spec, &scores, &lengths, &exact, "exact");
+        run_and_compare(
+            &mut sel,
+            &spec,
+            &scores,
+            &lengths,
+            &vec![f32::MIN; rows],
+            "lowest",
+        );
+        ran += 1;
     }
     assert!(
         ran > 0,
