@@ -11,8 +11,8 @@ planner picks, CUDA graph capture and replay with new windows, tables and row co
 `torch.compile(fullgraph=True)`, the status bits with the row named, the compat entry points on
 CUDA against the same entry points on the CPU (and inside a graph capture), a row's prior and
 boundary output (a decode loop against the CPU, adversarial priors, a captured Selector), and
-16-bit scores and the prior as `topk_runtime::cuda::gpu_refusal` says (refused with its sentence, or compared like float32 once the
-kernels generate them). Run on a GPU host by bench/python_gpu.sh.
+16-bit scores and the prior as `topk_runtime::cuda::gpu_refusal` says (compared like float32, or refused with its
+sentence where it names them). Run on a GPU host by bench/python_gpu.sh.
 """
 
 from __future__ import annotations

@@ -603,16 +603,17 @@ fn bad_windows_and_transforms_raise_status_bits() {
 /// synccheck): on each family `TOPK_SANITIZE_MAPS` names (comma-separated `persistent`,
 /// `rowlocal`, `kvsplit`, `cluster`, `staged`; all when unset), three interfaces that together
 /// use every part of the call interface, on a few short rows of two row families, each output
-/// checked against the CPU as above. With `TOPK_SANITIZE_QUICK` set, the first two interfaces
-/// (which use every part between them) on one row family, for the slower tools.
+/// checked against the CPU as above, at K = 64 (one warp sorts); then the re-reading interface
+/// (sorted values) at K = 2048, where the sort's stages span warps and block barriers. With
+/// `TOPK_SANITIZE_QUICK` set, the first two interfaces (which use every part between them) and
+/// the K = 2048 sort on one row family, for the slower tools.
 #[test]
 #[ignore = "needs a GPU: run with --ignored on a GPU host (bench/sanitize.sh runs it)"]
 fn sanitizer_workload() {
     let gpu = gpu();
     let maps = sanitize_maps();
     let wanted = |spec: &Spec| sanitize_wants(&maps, spec);
-    let (k, rows) = (64usize, 9usize);
-    let lens = lens(k);
+    let rows = 9usize;
     let mut rng = Rng::new(15);
     // Specs the first test compiles: sorted lowest ties through a page table on absolute
     // windows; values with offsets on relative windows; values through a page table on decode
@@ -628,29 +629,39 @@ fn sanitizer_workload() {
         true => (&interfaces[..2], &row_families[..1]),
         false => (&interfaces[..], &row_families[..]),
     };
+    let small = families(64)
+        .into_iter()
+        .flat_map(|family| interfaces.iter().map(move |&io| Spec { io, ..family }));
+    // The same specs `call_test_specs` compiles at K = 2048 (so the cache has them).
+    let sorted_long = families(2048)
+        .into_iter()
+        .filter(|f| f.mapping != Mapping::RowLocal(RowLocalVariant::Register))
+        .map(|family| Spec {
+            io: call_support::REREAD,
+            ..family
+        });
     let mut ran = 0;
-    for family in families(k as u32).into_iter().filter(wanted) {
-        for &io in interfaces {
-            let spec = Spec { io, ..family };
-            let mut request = PlanRequest::new(spec.k, rows as u32, WIDTH as u32).with_spec(spec);
-            request.pitch = PITCH as u64;
-            request.allow_unverified = true; // transform=paged(rows); every output is checked
-            let mut sel = CudaSelector::new(&gpu, request).unwrap();
-            for &rows_family in row_families {
-                let mut data = vec![f32::NAN; rows * PITCH];
-                for r in 0..rows {
-                    let values = row::<f32>(rows_family, &mut rng, WIDTH, k);
-                    data[r * PITCH..][..WIDTH].copy_from_slice(&values);
-                }
-                let arrays = inputs(&mut rng, &lens, WIDTH, 3, false);
-                let call = arrays.io(&spec);
-                let data = masked(&data, rows, &spec, &call);
-                let scores = scores(&data, rows);
-                let label = format!("{spec} / {rows_family:?}");
-                let (got, stats) = run_gpu(&mut sel, &spec, &scores, &call, &label);
-                check_against_cpu(&spec, &scores, &call, &got, &stats, &label);
-                ran += 1;
+    for spec in small.chain(sorted_long).filter(wanted) {
+        let k = spec.k as usize;
+        let lens = lens(k);
+        let mut request = PlanRequest::new(spec.k, rows as u32, WIDTH as u32).with_spec(spec);
+        request.pitch = PITCH as u64;
+        request.allow_unverified = true; // transform=paged(rows); every output is checked
+        let mut sel = CudaSelector::new(&gpu, request).unwrap();
+        for &rows_family in row_families {
+            let mut data = vec![f32::NAN; rows * PITCH];
+            for r in 0..rows {
+                let values = row::<f32>(rows_family, &mut rng, WIDTH, k);
+                data[r * PITCH..][..WIDTH].copy_from_slice(&values);
             }
+            let arrays = inputs(&mut rng, &lens, WIDTH, 3, false);
+            let call = arrays.io(&spec);
+            let data = masked(&data, rows, &spec, &call);
+            let scores = scores(&data, rows);
+            let label = format!("{spec} / {rows_family:?}");
+            let (got, stats) = run_gpu(&mut sel, &spec, &scores, &call, &label);
+            check_against_cpu(&spec, &scores, &call, &got, &stats, &label);
+            ran += 1;
         }
     }
     assert!(ran > 0, "TOPK_SANITIZE_MAPS={maps} names no family");

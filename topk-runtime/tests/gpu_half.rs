@@ -8,8 +8,8 @@
 //! lowest ties) and as index sets with lowest ties alone; routes are the CPU backend's. Scores
 //! outside each row's window are NaN, so a read beyond a window is caught; a NaN inside one is
 //! reported. Every test needs a GPU and is ignored unless run with `--ignored` (on a GPU host).
-//! Until these pass on a GPU the runtime refuses 16-bit plans (`topk_runtime::cuda::gpu_refusal`);
-//! the tests plan with `PlanRequest::allow_unverified`.
+//! They plan with `PlanRequest::allow_unverified`, so that they can check a path while it is held
+//! back (`topk_runtime::cuda::HELD_BACK`).
 
 mod call_support;
 mod gpu_support;

@@ -1,135 +1,77 @@
-//! What the GPU path refuses to plan, asked without a GPU: the 16-bit score dtypes, a row's
-//! prior and boundary output, and a page table read through a row map (generated, not yet
-//! checked on a GPU), each with a sentence that says what to do; float32 with every other part
-//! of the call interface runs.
+//! What the GPU path refuses to plan, asked without a GPU: only what code generation does not
+//! cover, and whatever the held-back table names, with a sentence that says what to do.
 
-use topk_dsl::{Io, Order, Rows, Spec, Ties, Transform};
-use topk_runtime::cuda::gpu_refusal;
+use topk_dsl::{Digits, Dtype, Io, Order, Prior, Rows, Spec, Ties, Transform};
+use topk_runtime::cuda::{gpu_refusal, held_back_refusal, HeldBack};
 
-#[test]
-#[cfg(not(feature = "gpu-unverified"))]
-fn sixteen_bit_scores_are_refused_with_what_to_do() {
-    use topk_dsl::Dtype;
-    for dtype in [Dtype::F16, Dtype::Bf16] {
-        let spec = Spec {
-            dtype,
-            digits: topk_dsl::Digits::default_for(dtype, 11),
-            ..Spec::default()
-        };
-        assert_eq!(
-            spec.gpu_unsupported(),
-            None,
-            "{spec}: code generation covers it"
-        );
-        let why = gpu_refusal(&spec).unwrap_or_else(|| panic!("{spec}: not refused"));
-        assert!(why.contains(&format!("`dtype={dtype}`")), "{why}");
-        assert!(why.contains("not yet verified on a GPU"), "{why}");
-        assert!(
-            why.contains("float32") && why.contains("CPU backend"),
-            "{why}"
-        );
+fn with(io: Io) -> Spec {
+    Spec {
+        io,
+        ..Spec::default()
     }
 }
 
-/// A build for verifying the held-back kernels refuses only what code generation lacks.
+/// Every part of the call interface, 16-bit scores, a row's prior with its boundary output and
+/// the page table's row map run on the GPU.
 #[test]
-#[cfg(feature = "gpu-unverified")]
-fn a_verification_build_runs_the_held_back_kernels() {
-    use topk_dsl::{Dtype, Prior};
-    let io = |io: Io| Spec {
-        io,
-        ..Spec::default()
-    };
-    for spec in [
-        Spec {
-            dtype: Dtype::F16,
-            digits: topk_dsl::Digits::default_for(Dtype::F16, 11),
-            ..Spec::default()
-        },
-        io(Io {
+fn every_dtype_and_interface_part_runs_on_the_gpu() {
+    let mut specs = vec![
+        Spec::default(),
+        with(Io {
+            values: true,
+            order: Order::Sorted,
+            ties: Ties::Lowest,
+            rows: Rows::Window { relative: false },
+            transform: Transform::Paged,
+            ..Io::DEFAULT
+        }),
+        with(Io {
             prior: Prior::SUGGESTED,
             boundary: true,
             ..Io::DEFAULT
         }),
-        io(Io {
+        with(Io {
             transform: Transform::PagedRows,
             ..Io::DEFAULT
         }),
-    ] {
-        assert_eq!(gpu_refusal(&spec), None, "{spec}");
-    }
-}
-
-#[test]
-fn float32_with_any_interface_is_not_refused() {
-    let io = Io {
-        values: true,
-        order: Order::Sorted,
-        ties: Ties::Lowest,
-        rows: Rows::Window { relative: false },
-        transform: Transform::Paged,
-        ..Io::DEFAULT
-    };
-    for spec in [
-        Spec::default(),
-        Spec {
-            io,
-            ..Spec::default()
-        },
-    ] {
-        assert_eq!(gpu_refusal(&spec), None, "{spec}");
-    }
-}
-
-#[test]
-#[cfg(not(feature = "gpu-unverified"))]
-fn the_prior_boundary_and_row_map_are_refused_with_what_to_do() {
-    use topk_dsl::Prior;
-    let with = |io: Io| Spec {
-        io,
-        ..Spec::default()
-    };
-    let cases = [
-        (
-            with(Io {
-                prior: Prior::SUGGESTED,
-                ..Io::DEFAULT
-            }),
-            "`prior=P/R`",
-        ),
-        (
-            with(Io {
-                boundary: true,
-                ..Io::DEFAULT
-            }),
-            "`boundary=true`",
-        ),
-        (
-            with(Io {
-                transform: Transform::PagedRows,
-                ..Io::DEFAULT
-            }),
-            "`transform=paged(rows)`",
-        ),
     ];
-    for (spec, names) in cases {
-        assert_eq!(
-            spec.gpu_unsupported(),
-            None,
-            "{spec}: code generation covers it"
-        );
-        let why = gpu_refusal(&spec).unwrap_or_else(|| panic!("{spec}: not refused"));
-        assert!(
-            why.contains(names) && why.contains("not yet verified on a GPU"),
-            "{why}"
-        );
-        assert!(why.contains("CPU backend"), "{why}");
+    for dtype in [Dtype::F16, Dtype::Bf16] {
+        specs.push(Spec {
+            dtype,
+            digits: Digits::default_for(dtype, 11),
+            ..Spec::default()
+        });
     }
-    // Where code generation does not cover them, that is the reason given.
+    for spec in specs {
+        assert_eq!(gpu_refusal(&spec), None, "{spec}");
+    }
+}
+
+/// Where code generation does not cover a spec, that is the reason given.
+#[test]
+fn what_code_generation_lacks_is_the_reason() {
     let kvsplit = Spec::parse("map=kvsplit(4),prior=2/8").unwrap();
     let why = gpu_refusal(&kvsplit).unwrap();
     assert!(
         why.contains("map=kvsplit(4)") && why.contains("map=persistent"),
         "{why}"
     );
+}
+
+/// A held-back path is refused with its name and the way to the CPU backend; other specs pass.
+#[test]
+fn a_held_back_path_is_refused_with_what_to_do() {
+    let table = [HeldBack {
+        takes: |s| s.io.boundary,
+        what: "a row's boundary output (`boundary=true`)",
+    }];
+    let held = with(Io {
+        boundary: true,
+        ..Io::DEFAULT
+    });
+    let why = held_back_refusal(&held, &table).expect("refused");
+    assert!(why.contains("`boundary=true`"), "{why}");
+    assert!(why.contains("not yet verified on a GPU"), "{why}");
+    assert!(why.contains("CPU backend"), "{why}");
+    assert_eq!(held_back_refusal(&Spec::default(), &table), None);
 }

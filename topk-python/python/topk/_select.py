@@ -359,8 +359,9 @@ def select(
     status bit is raised, which ``check=True`` reports with the row. With ``values`` on CUDA,
     ``out`` and ``values`` share one row stride (the kernels write both at one pitch).
 
-    A CUDA call with ``prior`` or ``boundary`` raises ``NotImplementedError`` while the runtime
-    refuses them on the GPU (``topk_runtime::cuda::gpu_refusal``): pass host inputs for now.
+    A CUDA call raises ``NotImplementedError`` with the reason for what the GPU path does not
+    run (``topk_runtime::cuda::gpu_refusal``: what code generation lacks, and any path held back
+    until its GPU tests pass).
 
     Returns:
         ``out``, or ``(out, values)``, ``(out, boundary)``, ``(out, values, boundary)`` with

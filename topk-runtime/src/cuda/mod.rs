@@ -36,7 +36,7 @@ pub use launch::{
 };
 pub use nvrtc::{Arch, Compiled};
 pub use plan::{Plan, PlanRequest, SpecSource};
-pub use refusal::gpu_refusal;
+pub use refusal::{gpu_refusal, held_back_refusal, HeldBack, HELD_BACK};
 pub use selector::CudaSelector;
 
 /// The cudarc version this runtime is built on, for callers that allocate, copy and capture

@@ -30,8 +30,8 @@ pub struct PlanRequest {
     /// where time goes; never for timing the selector itself.
     pub phase_probe: bool,
     /// Plan kernels that compile but have not yet been checked on a GPU, which
-    /// [`gpu_refusal`](super::gpu_refusal) otherwise refuses (the 16-bit score dtypes): for
-    /// the GPU tests that check them against the CPU backend.
+    /// [`gpu_refusal`](super::gpu_refusal) otherwise refuses ([`HELD_BACK`](super::HELD_BACK)):
+    /// for the GPU tests that check them against the CPU backend.
     pub allow_unverified: bool,
 }
 
