@@ -77,47 +77,11 @@ LOGS=$(mktemp -d) || die "mktemp failed"
 trap 'rm -rf "$LOGS"' EXIT
 START=$SECONDS
 
-# --- Python environment: torch, cupy, the topk wheel, tvm_ffi ------------------------------
-"$PY" - <<'EOF' || die "python3 needs torch (with a visible GPU), cupy and numpy"
-import sys
-import torch, cupy, numpy
-if not torch.cuda.is_available():
-    sys.exit("torch sees no CUDA device")
-print(f"python {sys.version.split()[0]} | torch {torch.__version__} (CUDA {torch.version.cuda}) "
-      f"| cupy {cupy.__version__} | numpy {numpy.__version__} | {torch.cuda.get_device_name(0)}")
-EOF
+# --- Python environment and the generator source (bench/peers/python_env.sh) --------------
+source bench/peers/python_env.sh
+python_env "SGLang and FlashInfer"
 shopt -s nullglob
-wheels=(.wheel/topk-*.whl)
-if [ ${#wheels[@]} -gt 0 ]; then
-  "$PY" -m pip install -q --no-index --no-deps --upgrade --target "$SITE" "${wheels[@]}" \
-    || die "installing ${wheels[*]} failed"
-  export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
-else
-  "$PY" -c "import topk" 2>/dev/null \
-    || die "no .wheel/topk-*.whl and no importable topk: build it with scripts/python-wheel.sh"
-fi
-[ -f "$KIT/run_peers.py" ] || note "no $KIT/run_peers.py: SGLang and FlashInfer will be unavailable"
-if ! "$PY" -c "import tvm_ffi" 2>/dev/null; then
-  tvm=${TVM_FFI_TARGET:-/tmp/tvmffi}
-  tvm_wheels=("$KIT"/apache_tvm_ffi-*.whl)
-  if [ ${#tvm_wheels[@]} -gt 0 ]; then
-    "$PY" -m pip install -q --no-index --no-deps --target "$tvm" "${tvm_wheels[@]}" \
-      || note "installing ${tvm_wheels[*]} failed"
-  fi
-  export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$tvm" TVM_FFI_TARGET="$tvm"
-fi
-
-# --- generator source ----------------------------------------------------------------------
-if [ -n "${GEN_CU:-}" ]; then
-  [ -f "$GEN_CU" ] || die "GEN_CU=$GEN_CU does not exist"
-  cp "$GEN_CU" "$LOGS/gen.cu"
-elif [ -f .gpu/gen.cu ]; then
-  cp .gpu/gen.cu "$LOGS/gen.cu"
-elif [ -x .gpu/topk ]; then
-  .gpu/topk codegen --generator > "$LOGS/gen.cu" || die "\`.gpu/topk codegen --generator\` failed"
-else
-  die "no generator source: carry .gpu/gen.cu or .gpu/topk (scripts/gpu-bundle.sh), or set GEN_CU"
-fi
+generator_source "$LOGS"
 
 # --- SGLang: the module rebuilt on this GPU --------------------------------------------------
 if [ -n "${SGL_TOPK_V2_SO:-}" ]; then
