@@ -306,14 +306,30 @@ __device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slo
   }
 }
 
-// put_selected where the score is not at hand: with values (or the boundary output) it is read
-// back from the row.
-__device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot, int pos) {
+// Whether a commit needs the score itself: for the values output or the boundary output.
 #ifdef CALL_BOUNDARY
-  put_selected(out_row, slot, pos, load_cg(s_row_io.row + pos));
+constexpr bool COMMIT_NEEDS_SCORE = true;
 #else
-  put_selected(out_row, slot, pos, VALUES && !SORTED ? load_cg(s_row_io.row + pos) : 0.0f);
+constexpr bool COMMIT_NEEDS_SCORE = VALUES && !SORTED;
 #endif
+
+// put_selected where the score is not at hand: it is read back from the row when needed.
+__device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot, int pos) {
+  put_selected(out_row, slot, pos, COMMIT_NEEDS_SCORE ? load_cg(s_row_io.row + pos) : 0.0f);
+}
+
+// put_selected of a frontier item: its score is rebuilt from its key (score_of_key) rather than
+// read back from the row, a scattered load per committed score. A zero (its sign is not in the
+// key) and an item whose key slot holds its position (`keyed` false: ties=lowest past the key's
+// digits) are read back.
+__device__ __forceinline__ void put_selected_key(int* __restrict__ out_row, int slot, int pos,
+                                                 u32 key, bool keyed) {
+  float x = 0.0f;
+  if constexpr (COMMIT_NEEDS_SCORE) {
+    if (keyed) x = score_of_key(key);
+    if (x == 0.0f) x = load_cg(s_row_io.row + pos);
+  }
+  put_selected(out_row, slot, pos, x);
 }
 
 // A slot past a short row's scores: -1, with values -inf.
@@ -330,16 +346,21 @@ __device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slo
 __device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot, int pos) {
   out_row[slot] = pos;
 }
+__device__ __forceinline__ void put_selected_key(int* __restrict__ out_row, int slot, int pos, u32,
+                                                 bool) {
+  out_row[slot] = pos;
+}
 #endif
 
 __device__ __forceinline__ void commit_one(int idx, float x, int* out_row) {
   put_selected(out_row, atomicAdd(s_counter(C_OUT), 1), idx, x);
 }
 
-// Commit an index to the row's output; `limit` caps the slots (tie fill). Warp-uniform.
-__device__ __forceinline__ void emit_output(bool take, int idx, int* out_row, int limit) {
+// Commit score `x` at index `idx` to the row's output; `limit` caps the slots (tie fill).
+// Warp-uniform.
+__device__ __forceinline__ void emit_output(bool take, int idx, float x, int* out_row, int limit) {
   int pos = warp_reserve(take, s_counter(C_OUT));
-  if (take && pos < limit) put_selected(out_row, pos, idx);
+  if (take && pos < limit) put_selected(out_row, pos, idx, x);
 }
 
 // ---- Phase 1's common tail (paper §4.2, eq. 15): the proposal from a sample histogram. ----

@@ -147,12 +147,20 @@ constexpr int SORT_WARP_PAIRS = sort_warp_pairs();
 __device__ void sort_output_row(int* __restrict__ out_row, int n) {
   u64* pairs = reinterpret_cast<u64*>(smem_words + FRONTIER_AT);
   __syncthreads();
-  for (int i = threadIdx.x; i < SORT_SLOTS; i += THREADS) {
+  // Every staged position is loaded before any score, so a thread's score loads overlap.
+  constexpr int PER_THREAD = (SORT_SLOTS + THREADS - 1) / THREADS;
+  int staged[PER_THREAD];
+#pragma unroll
+  for (int u = 0; u < PER_THREAD; ++u) {
+    const int i = threadIdx.x + u * THREADS;
+    staged[u] = i < n ? load_cg_i32(out_row + i) : 0;
+  }
+#pragma unroll
+  for (int u = 0; u < PER_THREAD; ++u) {
+    const int i = threadIdx.x + u * THREADS;
+    if (i >= SORT_SLOTS) break;
     u64 pair = ~0ull;  // past the row: after every pair
-    if (i < n) {
-      const int pos = load_cg_i32(out_row + i);
-      pair = ((u64)desc_key32(load_cg(s_row_io.row + pos)) << 32) | (u32)pos;
-    }
+    if (i < n) pair = ((u64)desc_key32(load_cg(s_row_io.row + staged[u])) << 32) | (u32)staged[u];
     pairs[i] = pair;
   }
   __syncthreads();
@@ -180,9 +188,14 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
   }
   for (int i = threadIdx.x; i < K; i += THREADS) {
     if (i < n) {
-      const int pos = (int)(u32)pairs[i];
+      const u64 pair = pairs[i];
+      const int pos = (int)(u32)pair;
       out_row[i] = written_index(pos);
-      if constexpr (VALUES) s_row_io.values[i] = to_score(load_cg(s_row_io.row + pos));
+      if constexpr (VALUES) {
+        float x = score_of_key((u32)(pair >> 32));
+        if (x == 0.0f) x = load_cg(s_row_io.row + pos);  // the key drops a zero's sign
+        s_row_io.values[i] = to_score(x);
+      }
     } else {
       out_row[i] = -1;
       if constexpr (VALUES) s_row_io.values[i] = to_score(__uint_as_float(0xff800000u));

@@ -9,6 +9,12 @@ __device__ __forceinline__ u32 desc_key32(float x) {
   return u ^ (~(u32)((int)u >> 31) & 0x7fffffffu);
 }
 
+// The score whose descending key is `key`: desc_key32's inverse, exact but for a zero, whose
+// sign the key drops (both zeros come back as +0).
+__device__ __forceinline__ float score_of_key(u32 key) {
+  return __uint_as_float((key & 0x80000000u) ? key : key ^ 0x7fffffffu);
+}
+
 // Round-to-nearest FP16 projection, through the conversion instruction itself.
 __device__ __forceinline__ u32 f16_bits_rn(float x) {
   unsigned short h;

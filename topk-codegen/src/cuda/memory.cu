@@ -157,9 +157,11 @@ struct NoQuad {
 };
 
 // Calls f(x, i) for every position i of row[0, L), in no particular order; threads make
-// different numbers of calls, so f must not use warp collectives. Up to VEC - 1 leading elements
-// are peeled so the body runs on 16-byte aligned vector loads (row_vec: VEC scores) whatever
-// the pitch or base alignment; the last partial vector is read as scalars. UNROLL vectors are
+// different numbers of calls, so f must not use warp collectives. The scores before the row's
+// first 128-byte line boundary are peeled (one per thread), so the body runs on 16-byte vector
+// loads (row_vec: VEC scores) whatever the pitch, base or window start, and a warp's run of 32
+// vectors covers four whole lines rather than parts of five (prefetch_batch's one address per
+// line then reaches each of them); the last partial vector is read as scalars. UNROLL vectors are
 // in flight per thread. 16-bit scores are widened after their loads (each_score, gated_quads).
 // EVICT_FIRST: the vectors' lines leave L2 first (load_cg4_evict_first).
 // PREFETCH_AHEAD (the spec's `prefetch`): each batch sends the lines of the batch that many
@@ -174,11 +176,12 @@ struct NoQuad {
 // one vector per trip, which the compiler unrolls by two: the partial batch made the exact
 // routes' passes over rows of 16K-24K 5-14% slower there (bench/RESULTS.md).
 
+static_assert(THREADS >= 128 / (int)sizeof(score_t), "stream_row peels a line's scores, one per thread");
 template <bool EVICT_FIRST = false, bool GATE = false, class F, class Q = NoQuad>
 __device__ __forceinline__ void stream_row(const score_t* __restrict__ row, int L, F&& f,
                                            float gate = 0.0f, Q&& quad = Q()) {
   const int tid = threadIdx.x;
-  int head = (int)(((16u - ((u32)(u64)row & 15u)) & 15u) >> (4 - VEC_SHIFT));  // bytes -> scores
+  int head = (int)(((128u - ((u32)(u64)row & 127u)) & 127u) / (u32)sizeof(score_t));
   if (head > L) head = L;
   if (tid < head) f(load_cg(row + tid), tid);
   const row_vec* body = reinterpret_cast<const row_vec*>(row + head);

@@ -88,7 +88,8 @@ __device__ __forceinline__ void count_frontier(int n, int buf, const Digit& digi
 
 // One on-chip round over frontier `cur`: items whose digit is below `bin` are committed, the
 // boundary group (digit == bin) is retained in the other buffer with its `next_digit` bins
-// counted, or, on the last digit, `ties` of it fill the row's last slots. REFINE_BATCH items
+// counted, or, on the last digit, `ties` of it fill the row's last slots. The frontier's key
+// slots hold the scores' keys up to round NUM_DIGITS (next_digit <= NUM_DIGITS), positions after. REFINE_BATCH items
 // per thread and step: the loads are issued together and each counter is reserved once per
 // warp for all of them.
 template <class Digit>
@@ -109,18 +110,19 @@ __device__ __forceinline__ void partition_frontier(int n, int cur, u32 bin, bool
       commit[u] = p < n && d < bin;
       keep[u] = p < n && d == bin;
     }
+    const bool keyed = next_digit <= NUM_DIGITS;
     int pos[REFINE_BATCH];
     warp_reserve_batch(commit, s_counter(C_OUT), pos);
 #pragma unroll
     for (int u = 0; u < REFINE_BATCH; ++u)
-      if (commit[u] && pos[u] < K) put_selected(out_row, pos[u], idx[u]);
+      if (commit[u] && pos[u] < K) put_selected_key(out_row, pos[u], idx[u], key[u], keyed);
     warp_reserve_batch(keep, s_counter(last ? C_TIES : C_NEXT), pos);
 #pragma unroll
     for (int u = 0; u < REFINE_BATCH; ++u) {
       if (!keep[u]) continue;
       if (last) {
         // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
-        if (pos[u] < ties) put_selected(out_row, K - ties + pos[u], idx[u]);
+        if (pos[u] < ties) put_selected_key(out_row, K - ties + pos[u], idx[u], key[u], keyed);
       } else {
 #if CALL_IO
         // Past the key's last digit (ties=lowest) the group continues over its positions.
@@ -140,7 +142,7 @@ __device__ __forceinline__ void partition_frontier(int n, int cur, u32 bin, bool
 // or after a linear first round): warp 0 ranks it by full key, equal keys by frontier position
 // (with ties=lowest by row position), and the first `quota` complete the row in the last slots.
 // Saves the remaining digits' histograms, scans and passes.
-__device__ __forceinline__ void finish_in_one_warp(int n, int cur, int quota, RowCtx& c,
+__device__ __forceinline__ void finish_in_one_warp(int n, int cur, int quota, bool keyed, RowCtx& c,
                                                    int* __restrict__ out_row) {
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
@@ -159,21 +161,22 @@ __device__ __forceinline__ void finish_in_one_warp(int n, int cur, int quota, Ro
 #endif
       rank += other < key || (other == key && o < lane);
     }
-    if (lane < n && rank < quota) put_selected(out_row, K - quota + rank, idx);
+    if (lane < n && rank < quota) put_selected_key(out_row, K - quota + rank, idx, key, keyed);
   }
   __syncthreads();
 }
 
 // The boundary group is exactly the slots left: all of it belongs to the output, and the
 // remaining digits (a histogram, a scan and a pass each) are skipped.
-__device__ __forceinline__ void emit_whole_frontier(int n, int cur, RowCtx& c,
+__device__ __forceinline__ void emit_whole_frontier(int n, int cur, bool keyed, RowCtx& c,
                                                     int* __restrict__ out_row) {
   for (int base = 0; base < n; base += THREADS) {
     const int p = base + threadIdx.x;
-    u32 key;
+    u32 key = 0u;
     int idx = 0;
     if (p < n) frontier_load(c.spill, c.spill_cap, cur, p, key, idx);
-    emit_output(p < n, idx, out_row, K);
+    const int slot = warp_reserve(p < n, s_counter(C_OUT));
+    if (p < n && slot < K) put_selected_key(out_row, slot, idx, key, keyed);
   }
   __syncthreads();
 }
@@ -212,8 +215,9 @@ __device__ __forceinline__ void refine_on_chip(int n, float lo, float upper, int
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < REFINE_ROUNDS; ++j) {
-    if (n == quota) { emit_whole_frontier(n, cur, c, out_row); break; }
-    if (n <= 32) { finish_in_one_warp(n, cur, quota, c, out_row); break; }
+    const bool keyed = j < NUM_DIGITS;  // the frontier's key slots hold keys (partition_frontier)
+    if (n == quota) { emit_whole_frontier(n, cur, keyed, c, out_row); break; }
+    if (n <= 32) { finish_in_one_warp(n, cur, quota, keyed, c, out_row); break; }
     const Boundary b = find_boundary<HIST_BINS>(quota);
     if (b.bin >= (1 << digit_width(ROUND_DIGIT(j)))) break;  // only reachable with NaN input (reported)
     start_round();
@@ -260,7 +264,7 @@ __device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
       const bool in = v && x >= lo && !(x >= hi) && group &&
                       (dj == 0 || (round_key >> digit_shift(dj - 1)) == prefix);
       const u32 d = digit_of(round_key, dj);
-      emit_output(in && d < bin, i, out_row, K);
+      emit_output(in && d < bin, i, x, out_row, K);
       const bool keep = in && d == bin;
       if (last) {
         // Equal round keys: any `ties` of them complete the row, in the last slots.
@@ -299,7 +303,7 @@ __device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
       const bool in = v && x >= lo && !(x >= hi) &&
                       (j == 0 || (key >> digit_shift(j - 1)) == prefix);
       const u32 d = digit_of(key, j);
-      emit_output(in && d < bin, i, out_row, K);
+      emit_output(in && d < bin, i, x, out_row, K);
       const bool keep = in && d == bin;
       if (last) {
         // Equal FP32 keys: any `ties` of them complete the row, in the last slots.
