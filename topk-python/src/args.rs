@@ -13,14 +13,18 @@ pub(crate) fn to_u32(what: &str, v: u64) -> PyResult<u32> {
 
 /// The form of a call's interface from Python: `(values, sorted, deterministic, rows,
 /// transform, prior, boundary)`, `rows` one of `lengths`, `window`, `window_absolute`,
-/// `decode`, `transform` one of `none`, `offset`, `paged` and `prior` `none` or `P/R`
-/// (`docs/interface.md`).
+/// `decode`, `transform` one of `none`, `offset`, `paged`, `paged_rows` (the spec's
+/// `paged(rows)`) and `prior` `none` or `P/R` (`docs/interface.md`).
 pub(crate) type IoArg = (bool, bool, bool, String, String, String, bool);
 
 /// Device pointers and scalars of a call's interface: `(values, starts, ends, seq_lens,
-/// next_n, offsets, page_table, page_columns, page_pitch, page_size, prior, boundary)`; 0
-/// where unused.
-pub(crate) type BuffersArg = (u64, u64, u64, u64, u64, u64, u64, u64, u64, u64, u64, u64);
+/// next_n, offsets, paged, prior, boundary)`, `paged` being [`PagedArg`]; 0 where unused.
+pub(crate) type BuffersArg = (u64, u64, u64, u64, u64, u64, PagedArg, u64, u64);
+
+/// A device page table: `(table, columns, pitch, page_size, page_rows, table_rows)`, the row
+/// map `page_rows` and the table's row count only with `transform=paged(rows)`. A tuple of its
+/// own, since PyO3 converts tuples of at most 12 elements.
+pub(crate) type PagedArg = (u64, u64, u64, u64, u64, u64);
 
 pub(crate) fn parse_dtype(dtype: &str) -> PyResult<Dtype> {
     dtype
@@ -64,9 +68,10 @@ pub(crate) fn parse_io(
         "none" => Transform::None,
         "offset" => Transform::Offset,
         "paged" => Transform::Paged,
+        "paged_rows" => Transform::PagedRows,
         other => {
             return Err(PyValueError::new_err(format!(
-                "unknown index transform `{other}`: none, offset or paged"
+                "unknown index transform `{other}`: none, offset, paged or paged_rows"
             )))
         }
     };
@@ -95,10 +100,7 @@ pub(crate) fn device_buffers(io: &Io, b: BuffersArg) -> PyResult<CallBuffers> {
         seq_lens,
         next_n,
         offsets,
-        table,
-        columns,
-        table_pitch,
-        page_size,
+        (table, columns, table_pitch, page_size, page_rows, table_rows),
         prior,
         boundary,
     ) = b;
@@ -133,12 +135,14 @@ pub(crate) fn device_buffers(io: &Io, b: BuffersArg) -> PyResult<CallBuffers> {
             pitch: table_pitch,
             page_size: to_u32("page_size", page_size)?,
         },
-        // The package passes expanded tables (its transform names are none, offset, paged).
-        Transform::PagedRows => {
-            return Err(PyValueError::new_err(
-                "a page table read through a row map is not an interface of the Python package;                  expand the table to one row per score row",
-            ))
-        }
+        Transform::PagedRows => DeviceTransform::PagedRows {
+            table: need(table, "page_table")?,
+            columns: to_u32("page-table columns", columns)?,
+            pitch: table_pitch,
+            page_size: to_u32("page_size", page_size)?,
+            rows: need(page_rows, "page_rows")?,
+            table_rows: to_u32("page-table rows", table_rows)?,
+        },
     };
     let values = if io.values {
         need(values, "values")?

@@ -1,8 +1,8 @@
 //! The CPU backend on host buffers described by raw pointers (NumPy arrays, CPU tensors, any
 //! DLPack producer on the CPU): `topk_runtime::cpu::select_with` over the whole call interface
 //! (`docs/interface.md`: f16/bf16 scores, values, sorted order, lowest-index ties, row windows,
-//! decode rows, offset and paged transforms, a row's prior and boundary output), with the CLI's
-//! default policy.
+//! decode rows, offset and paged transforms (with or without a row map), a row's prior and
+//! boundary output), with the CLI's default policy.
 
 use crate::errors::to_py;
 use half::{bf16, f16};
@@ -64,6 +64,13 @@ pub enum HostTransform {
     Paged {
         table: HostTable,
         page_size: u32,
+    },
+    /// Score row `r` reads table row `rows[r]` (FlashInfer's `row_to_batch`); `table` has any
+    /// number of rows.
+    PagedRows {
+        table: HostTable,
+        page_size: u32,
+        rows: HostInts,
     },
 }
 
@@ -138,6 +145,7 @@ impl HostCall {
                 HostTransform::None => Transform::None,
                 HostTransform::Offset(_) => Transform::Offset,
                 HostTransform::Paged { .. } => Transform::Paged,
+                HostTransform::PagedRows { .. } => Transform::PagedRows,
             },
             prior: if self.prior.is_some() {
                 self.prior_bins
@@ -210,6 +218,7 @@ struct Arrays {
     columns: usize,
     pitch: usize,
     page_size: u32,
+    page_rows: Vec<i32>,
     prior: Vec<f32>,
 }
 
@@ -247,6 +256,22 @@ impl Arrays {
                 a.pitch = if table.rows == 1 { 0 } else { table.columns };
                 a.page_size = page_size;
             }
+            HostTransform::PagedRows {
+                table,
+                page_size,
+                rows,
+            } => {
+                a.page_rows = unsafe { read_page_rows(&rows, table.rows)? };
+                a.transform = unsafe { read_table(&table)? };
+                a.columns = table.columns;
+                // Every table row is addressed, so the pitch is never 0; a table of no columns
+                // still has its rows (one placeholder entry each).
+                a.pitch = table.columns.max(1);
+                if table.columns == 0 {
+                    a.transform = vec![0; table.rows];
+                }
+                a.page_size = page_size;
+            }
         }
         if let Some(prior) = call.prior {
             a.prior = (0..prior.len)
@@ -273,16 +298,45 @@ impl Arrays {
             transform: match call.transform {
                 HostTransform::None => IndexTransform::None,
                 HostTransform::Offset(_) => IndexTransform::Offset(&self.transform),
-                HostTransform::Paged { .. } => IndexTransform::Paged(PageTable {
-                    data: &self.transform,
-                    columns: self.columns,
-                    pitch: self.pitch,
-                    page_size: self.page_size,
-                }),
+                HostTransform::Paged { .. } => IndexTransform::Paged(self.page_table()),
+                HostTransform::PagedRows { .. } => IndexTransform::PagedRows {
+                    table: self.page_table(),
+                    rows: &self.page_rows,
+                },
             },
             prior: call.prior.map(|_| &self.prior[..]),
         }
     }
+
+    fn page_table(&self) -> PageTable<'_> {
+        PageTable {
+            data: &self.transform,
+            columns: self.columns,
+            pitch: self.pitch,
+            page_size: self.page_size,
+        }
+    }
+}
+
+/// A page table's row map, each entry checked to name one of the table's `table_rows` rows
+/// (the error names the argument, which the runtime's own check cannot).
+///
+/// # Safety
+/// `map` must address its `len` elements.
+unsafe fn read_page_rows(map: &HostInts, table_rows: usize) -> Result<Vec<i32>> {
+    (0..map.len)
+        .map(|row| {
+            // SAFETY: forwarded from the caller (`row < len`).
+            let v = unsafe { read_at(map, row) };
+            match (usize::try_from(v), i32::try_from(v)) {
+                (Ok(t), Ok(entry)) if t < table_rows => Ok(entry),
+                _ => Err(Error::Input(format!(
+                    "row {row}: page_rows[{row}] is {v}, but page_table has {table_rows} rows: \
+                     map each score row to a row of page_table (0 <= entry < {table_rows})"
+                ))),
+            }
+        })
+        .collect()
 }
 
 /// A page table read row by row into a contiguous int32 `[rows, columns]`.

@@ -71,14 +71,15 @@ fn prior_bins(text: &str) -> PyResult<String> {
 /// Selects on the CPU backend from host pointers, with any part of the call interface
 /// (`docs/interface.md`). `dtype` is `f32`, `f16` or `bf16`; `values` is `(ptr, pitch)` of a
 /// buffer in that dtype; `prior` `(ptr, len, stride)` of float32 with the margins
-/// `prior_bins` (`Prior::SUGGESTED` when not given); `boundary` a pointer to `rows` float32.
-/// Nothing is written to `out`, `values` or `boundary` on error.
+/// `prior_bins` (`Prior::SUGGESTED` when not given); `boundary` a pointer to `rows` float32;
+/// `page_rows` (with `page_table`) the table row of each score row. Nothing is written to
+/// `out`, `values` or `boundary` on error.
 #[pyfunction]
 #[pyo3(signature = (
     scores, dtype, rows, width, pitch, k, out, out_pitch, *, values=None, lengths=None,
     starts=None, ends=None, relative=true, seq_lens=None, next_n=1, offsets=None,
     page_table=None, page_size=1, sorted=false, deterministic=false, prior=None,
-    prior_bins=None, boundary=None
+    prior_bins=None, boundary=None, page_rows=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn cpu_select(
@@ -106,6 +107,7 @@ fn cpu_select(
     prior: Option<(u64, usize, isize)>,
     prior_bins: Option<&str>,
     boundary: Option<u64>,
+    page_rows: Option<IntsArg>,
 ) -> PyResult<()> {
     let dtype = parse_dtype(dtype)?;
     let prior_bins = match prior_bins {
@@ -138,14 +140,24 @@ fn cpu_select(
         ));
     }
     let source = host_rows(lengths, starts, ends, relative, seq_lens, next_n)?;
-    let transform = match (offsets, page_table) {
-        (None, None) => cpu::HostTransform::None,
-        (Some(o), None) => cpu::HostTransform::Offset(host_ints("offsets", o)?),
-        (None, Some(table)) => cpu::HostTransform::Paged {
+    let transform = match (offsets, page_table, page_rows) {
+        (None, None, None) => cpu::HostTransform::None,
+        (Some(o), None, None) => cpu::HostTransform::Offset(host_ints("offsets", o)?),
+        (None, Some(table), None) => cpu::HostTransform::Paged {
             table: host_table(table)?,
             page_size,
         },
-        (Some(_), Some(_)) => {
+        (None, Some(table), Some(map)) => cpu::HostTransform::PagedRows {
+            table: host_table(table)?,
+            page_size,
+            rows: host_ints("page_rows", map)?,
+        },
+        (_, None, Some(_)) => {
+            return Err(PyValueError::new_err(
+                "page_rows goes with page_table: row r reads table row page_rows[r]",
+            ))
+        }
+        (Some(_), Some(_), _) => {
             return Err(PyValueError::new_err(
                 "give one transform: offsets or page_table",
             ))

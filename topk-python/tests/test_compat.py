@@ -110,6 +110,14 @@ def test_flashinfer_page_table_transform(mapped):
     row_to_batch = RNG.integers(0, 3, 8).astype(np.int32) if mapped else None
     got = compat.top_k_page_table_transform(scores, table, lengths, k, row_to_batch)
     assert same_sets(got, ref_flashinfer_page_table(scores, table, lengths, k, row_to_batch))
+    if mapped:
+        # row_to_batch is the row map: an entry beyond the table's rows names its row.
+        row_to_batch[5] = 3
+        with pytest.raises(ValueError, match=r"row 5: page_rows\[5\] is 3, but page_table has 3 rows"):
+            compat.top_k_page_table_transform(scores, table, lengths, k, row_to_batch)
+        # A list is taken as FlashInfer's tensor would be.
+        got = compat.top_k_page_table_transform(scores, table, lengths, k, [0, 1, 2, 0, 1, 2, 0, 1])
+        assert same_sets(got, ref_flashinfer_page_table(scores, table, lengths, k, [0, 1, 2, 0, 1, 2, 0, 1]))
 
 
 def test_vllm_prefill_row_windows():

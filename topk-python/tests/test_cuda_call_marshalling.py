@@ -29,17 +29,17 @@ def launches(monkeypatch):
     made = []
 
     def record(index, stream, scores, dtype, rows, width, pitch, lengths, out, out_pitch, k, io, buffers, check):
-        (values, starts, ends, seq_lens, next_n, offsets, table, columns, table_pitch, page_size, prior,
-         boundary) = buffers
+        values, starts, ends, seq_lens, next_n, offsets, paged, prior, boundary = buffers
+        table, columns, table_pitch, page_size, page_rows, table_rows = paged
         groups = rows // next_n
-        table_len = (rows - 1) * table_pitch + columns if table else 0
+        table_len = ((table_rows if page_rows else rows) - 1) * table_pitch + columns if table else 0
         made.append(dict(
             index=index, stream=stream, scores=scores, dtype=dtype, rows=rows, width=width, pitch=pitch,
             lengths=ints_at(lengths, rows), out=out, out_pitch=out_pitch, k=k, io=io, values=values,
             starts=ints_at(starts, rows), ends=ints_at(ends, rows), seq_lens=ints_at(seq_lens, groups),
             next_n=next_n, offsets=ints_at(offsets, rows), table=ints_at(table, table_len), columns=columns,
-            table_pitch=table_pitch, page_size=page_size, prior=prior, boundary=boundary, check=check,
-            pointers=buffers,
+            table_pitch=table_pitch, page_size=page_size, page_rows=ints_at(page_rows, rows),
+            table_rows=table_rows, prior=prior, boundary=boundary, check=check, pointers=buffers,
         ))
         return 0
 
@@ -53,7 +53,7 @@ def launches(monkeypatch):
 def call(scores, k=K, lengths=None, out=None, check=False, **kw):
     """`topk.select` on a CUDA tensor, with a CPU tensor standing in."""
     names = ("values", "sorted", "deterministic", "starts", "ends", "relative_to_start", "seq_lens", "next_n",
-             "offsets", "page_table", "page_size", "prior", "prior_bins", "boundary")
+             "offsets", "page_table", "page_size", "prior", "prior_bins", "boundary", "page_rows")
     defaults = dict(values=False, sorted=False, deterministic=False, relative_to_start=True, boundary=False)
     opts = Options(*[kw.get(n, defaults.get(n)) for n in names])
     return _select._torch_cuda_call(scores, k, lengths, out, opts, check)
@@ -68,7 +68,7 @@ def test_the_gpu_refusals_come_from_the_spec():
     """Every float32 interface is generated on the GPU; 16-bit scores are refused with the
     sentence of `topk_runtime::cuda::gpu_refusal` until the runtime takes them."""
     sources = ["lengths", "window", "window_absolute", "decode"]
-    transforms = ["none", "offset", "paged"]
+    transforms = ["none", "offset", "paged", "paged_rows"]
     flags = [False, True]
     for v, s, d, r, t in itertools.product(flags, flags, flags, sources, transforms):
         assert _native.gpu_unsupported("f32", (v, s, d, r, t, "none", False)) is None
@@ -164,11 +164,74 @@ def test_page_tables_per_row_shared_and_converted(launches):
     call(s, page_table=table[:1].long(), page_size=4)  # one shared row, int64: converted
     call(s, page_table=table.t().contiguous().t())  # column-strided: made contiguous
     a, b, c, d = launches
-    assert (a["columns"], a["table_pitch"], a["page_size"], a["pointers"][6]) == (80, 80, 4, table.data_ptr())
+    assert (a["columns"], a["table_pitch"], a["page_size"], a["pointers"][6][0]) == (80, 80, 4, table.data_ptr())
     assert a["table"] == table.flatten().tolist() and a["io"][4] == "paged"
-    assert (b["columns"], b["table_pitch"], b["pointers"][6]) == (80, 100, wide.data_ptr())
+    assert (a["page_rows"], a["table_rows"]) == (None, 0)
+    assert (b["columns"], b["table_pitch"], b["pointers"][6][0]) == (80, 100, wide.data_ptr())
     assert (c["columns"], c["table_pitch"], c["table"]) == (80, 0, list(range(80)))
     assert (d["columns"], d["table_pitch"], d["page_size"]) == (80, 80, 1) and d["table"] == table.flatten().tolist()
+
+
+def test_page_rows_pass_the_map_and_the_whole_table(launches):
+    """With a row map the table keeps all its rows (any number), each addressed at its pitch;
+    int64 maps are saturated into int32 (so an entry beyond it still raises the status bit),
+    int64, column-strided and expanded tables made contiguous, all of them."""
+    s = scores()
+    table = torch.arange(2 * 80, dtype=torch.int32).reshape(2, 80)
+    wide = torch.zeros(3, 100, dtype=torch.int32)
+    wide[:, :80] = torch.arange(80)
+    rows32 = torch.tensor([1, 0, 1, 1], dtype=torch.int32)
+    call(s, page_table=table, page_size=4, page_rows=rows32)
+    call(s, page_table=wide[:, :80], page_rows=torch.tensor([2, 2, 0, 1]))  # in place; int64 map converted
+    call(s, page_table=table.long(), page_rows=torch.tensor([0, 2**40, -(2**40), 1]))
+    call(s, page_table=table[:1], page_rows=torch.zeros(ROWS, dtype=torch.int32))  # one row: pitch = columns
+    call(s, page_table=table[:1].expand(6, 80), page_rows=rows32)  # row stride 0: made contiguous
+    a, b, c, d, e = launches
+    assert a["io"] == (False, False, False, "lengths", "paged_rows", "none", False)
+    assert (a["columns"], a["table_pitch"], a["table_rows"], a["page_size"]) == (80, 80, 2, 4)
+    assert a["pointers"][6][0] == table.data_ptr() and a["pointers"][6][4] == rows32.data_ptr()
+    assert a["table"] == table.flatten().tolist() and a["page_rows"] == [1, 0, 1, 1]
+    assert (b["columns"], b["table_pitch"], b["table_rows"], b["page_size"]) == (80, 100, 3, 1)
+    assert b["pointers"][6][0] == wide.data_ptr() and b["page_rows"] == [2, 2, 0, 1]
+    assert (c["table_pitch"], c["table_rows"], c["table"]) == (80, 2, table.flatten().tolist())
+    assert c["page_rows"] == [0, 2**31 - 1, -(2**31), 1]
+    assert (d["columns"], d["table_pitch"], d["table_rows"], d["table"]) == (80, 80, 1, list(range(80)))
+    assert (e["table_pitch"], e["table_rows"]) == (80, 6) and e["table"] == list(range(80)) * 6
+
+
+@pytest.mark.parametrize(
+    "kw,error,match",
+    [
+        (dict(page_rows=torch.zeros(ROWS, dtype=torch.int32)), ValueError, "goes with page_table"),
+        (dict(page_rows=torch.zeros(ROWS), page_table=torch.zeros(2, 10, dtype=torch.int32)), TypeError,
+         "page_rows must be int32 or int64"),
+        (dict(page_rows=torch.zeros(ROWS - 1, dtype=torch.int32), page_table=torch.zeros(2, 10, dtype=torch.int32)),
+         ValueError, r"page_rows must have shape \[4\]"),
+        (dict(page_rows=torch.zeros(ROWS, dtype=torch.int32), page_table=torch.zeros(10, dtype=torch.int32)),
+         ValueError, r"\[table rows, pages\]"),
+        (dict(page_rows=torch.zeros(ROWS, dtype=torch.int32), page_table=torch.zeros(0, 10, dtype=torch.int32)),
+         ValueError, r"\[table rows, pages\]"),
+        (dict(page_rows=torch.zeros(ROWS, dtype=torch.int32), page_table=torch.zeros(2, 0, dtype=torch.int32)),
+         ValueError, r"\[table rows, pages\]"),
+        (dict(page_rows=torch.zeros(ROWS, dtype=torch.int32), page_table=torch.zeros(2, 10)), TypeError,
+         "page_table must be int32 or int64"),
+        (dict(page_rows=torch.zeros(ROWS, dtype=torch.int32), page_table=torch.zeros(2, 10, dtype=torch.int32),
+              offsets=torch.zeros(ROWS, dtype=torch.int32)), ValueError, "one index transform"),
+    ],
+)
+def test_bad_page_rows_are_refused_before_any_launch(launches, kw, error, match):
+    with pytest.raises(error, match=match):
+        call(scores(), **kw)
+    assert launches == []
+
+
+def test_page_rows_status_names_the_row_from_a_cpu_rerun(monkeypatch, launches):
+    """A row-map entry outside the table raises BAD_TRANSFORM on the GPU; check=True names the
+    row by running the call's inputs through the CPU backend."""
+    monkeypatch.setattr(_native, "cuda_select_call", lambda *a: 8)  # BAD_TRANSFORM
+    table = torch.arange(2 * WIDTH, dtype=torch.int32).reshape(2, WIDTH)
+    with pytest.raises(ValueError, match=r"status 0x8.*page_rows entry.*row 3: page_rows\[3\] is 5"):
+        call(scores(), page_table=table, page_rows=torch.tensor([0, 1, 1, 5], dtype=torch.int32), check=True)
 
 
 @pytest.mark.parametrize(
@@ -307,7 +370,7 @@ def run_selector(sel, s, lengths=None, **kw):
     opts = sel._options(kw.pop("values", None), kw.pop("starts", None), kw.pop("ends", None),
                         kw.pop("seq_lens", None), kw.pop("next_n", None), kw.pop("offsets", None),
                         kw.pop("page_table", None), kw.pop("page_size", None), lengths,
-                        kw.pop("prior", None), kw.pop("boundary", None))
+                        kw.pop("prior", None), kw.pop("boundary", None), kw.pop("page_rows", None))
     return sel._launch(s, topk._arrays.view(s, "scores"), lengths, kw.pop("out", None), kw.pop("live_rows", None),
                        opts, 77)
 
@@ -325,8 +388,8 @@ def test_selector_plans_its_form_and_passes_arrays_in_place(fake_selector):
     live = torch.tensor([2], dtype=torch.int32)
     idx, vals = run_selector(sel, s, starts=starts, ends=ends, page_table=table, page_size=3, live_rows=live)
     (r,) = sel._native.runs
-    assert r["buffers"] == (vals.data_ptr(), starts.data_ptr(), ends.data_ptr(), 0, 1, 0, table.data_ptr(), 100, 0, 3,
-                            0, 0)
+    assert r["buffers"] == (vals.data_ptr(), starts.data_ptr(), ends.data_ptr(), 0, 1, 0,
+                            (table.data_ptr(), 100, 0, 3, 0, 0), 0, 0)
     assert r["live"] == live.data_ptr() and r["out"] == idx.data_ptr()
 
 
@@ -359,13 +422,32 @@ def test_selector_with_prior_and_boundary(fake_selector, monkeypatch):
     s = scores()
     state = torch.zeros(ROWS)
     idx, got = run_selector(sel, s, prior=state, boundary=state)
-    assert got is state and sel._native.runs[0]["buffers"][10:] == (state.data_ptr(), state.data_ptr())
+    assert got is state and sel._native.runs[0]["buffers"][7:] == (state.data_ptr(), state.data_ptr())
     idx, b = run_selector(sel, s, prior=state)
-    assert sel._native.runs[1]["buffers"][10:] == (state.data_ptr(), b.data_ptr()) and b.shape == (ROWS,)
+    assert sel._native.runs[1]["buffers"][7:] == (state.data_ptr(), b.data_ptr()) and b.shape == (ROWS,)
     with pytest.raises(TypeError, match="contiguous float32"):
         run_selector(sel, s, prior=torch.zeros(ROWS, 2)[:, 0])
     with pytest.raises(TypeError, match="needs prior="):
         run_selector(sel, s)
+
+
+def test_selector_with_page_rows(fake_selector):
+    sel = topk.Selector(K, ROWS, WIDTH, device="cuda:0", transform="paged_rows")
+    assert sel._native.form == ("f32", (False, False, False, "lengths", "paged_rows", "none", False))
+    s = scores()
+    table = torch.zeros(3, 100, dtype=torch.int32)
+    page_rows = torch.tensor([2, 0, 1, 2], dtype=torch.int32)
+    run_selector(sel, s, page_table=table, page_size=5, page_rows=page_rows)
+    assert sel._native.runs[0]["buffers"][6] == (table.data_ptr(), 100, 100, 5, page_rows.data_ptr(), 3)
+    with pytest.raises(TypeError, match="needs page_rows"):
+        run_selector(sel, s, page_table=table)
+    with pytest.raises(TypeError, match="contiguous int32"):
+        run_selector(sel, s, page_table=table, page_rows=page_rows.long())
+    with pytest.raises(TypeError, match="contiguous int32"):
+        run_selector(sel, s, page_table=table[:1].expand(3, 100), page_rows=page_rows)
+    paged = topk.Selector(K, ROWS, WIDTH, device="cuda:0", transform="paged")
+    with pytest.raises(TypeError, match="not planned for page_rows"):
+        run_selector(paged, s, page_table=table[:1], page_rows=page_rows)
 
 
 def test_cpu_selector_runs_the_interface():
@@ -381,6 +463,15 @@ def test_cpu_selector_runs_the_interface():
     out = torch.full((6, K), 7, dtype=torch.int32)
     idx, vals = sel(s, seq_lens=seq_lens, next_n=2, offsets=offsets, out=out, live_rows=torch.tensor([4]))
     assert torch.equal(out[:4], want_idx[:4]) and (out[4:] == 7).all()
+    # A row map may name any table row, so fewer live rows keep the whole table.
+    sel = topk.Selector(K, 6, WIDTH, device="cpu", sorted=True, deterministic=True, transform="paged_rows")
+    table = torch.stack([torch.randperm(WIDTH) + 1000 * r for r in range(3)]).to(torch.int32)
+    page_rows = torch.tensor([2, 2, 1, 0, 0, 1], dtype=torch.int32)
+    want = topk.select(s, K, page_table=table[page_rows.long()], sorted=True, deterministic=True)
+    assert torch.equal(sel(s, page_table=table, page_rows=page_rows), want)
+    out = torch.full((6, K), 7, dtype=torch.int32)
+    sel(s, page_table=table, page_rows=page_rows, out=out, live_rows=torch.tensor([2]))
+    assert torch.equal(out[:2], want[:2]) and (out[2:] == 7).all()
 
 
 # ------------------------------------------------------------------------- compat on CUDA
@@ -409,3 +500,9 @@ def test_compat_passes_the_interface_to_the_fused_call(monkeypatch):
     table = torch.zeros(6, 40, dtype=torch.int32)
     compat.topk_transform_paged_v2(logits, seq_lens.repeat(2), table, out, 8)
     assert made[0]["page_table"] is table and made[0]["page_size"] == 8
+    made.clear()
+    # FlashInfer's row_to_batch is the row map: passed as it is, the table not gathered.
+    table = torch.zeros(2, WIDTH, dtype=torch.int32)
+    row_to_batch = torch.tensor([0, 0, 1, 1, 0, 1], dtype=torch.int32)
+    compat.top_k_page_table_transform(logits, table, seq_lens.repeat(2), K, row_to_batch)
+    assert made[0]["page_table"] is table and made[0]["page_rows"] is row_to_batch and made[0]["page_size"] == 1

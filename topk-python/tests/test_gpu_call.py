@@ -83,7 +83,8 @@ def call_arrays(src: str, tf: str, rows: int, width: int, k: int, seed: int, pag
     """(keyword arguments, reference arguments, windows) of one call on the CPU: every row
     source and transform, with lengths and windows at 0, 1, K - 1, K, K + 1, the row's end and
     middle, decode groups of 3 (2 where the row count is not a multiple of 3) and page tables of
-    distinct pages."""
+    distinct pages (`paged_rows`: a table of fewer rows than the scores, read through a row map;
+    the reference gets the table gathered row by row)."""
     g = np.random.default_rng(seed)
     edge = [0, 1, k - 1, k, k + 1, width, width // 2, width - 1]
     lens = np.array([edge[r] if r < len(edge) else g.integers(0, width + 1) for r in range(rows)], np.int64)
@@ -113,6 +114,14 @@ def call_arrays(src: str, tf: str, rows: int, width: int, k: int, seed: int, pag
         offsets = g.integers(0, 1 << 24, rows).astype(np.int32)
         kw["offsets"] = torch.from_numpy(offsets)
         tref["offsets"] = offsets
+    elif tf == "paged_rows":
+        pages = -(-width // page_size)
+        table_rows = rows // 3 + 1
+        table = np.stack([g.permutation(pages) + 100_000 * r for r in range(table_rows)]).astype(np.int32)
+        page_rows = g.integers(0, table_rows, rows).astype(np.int32)
+        kw["page_table"], kw["page_size"] = torch.from_numpy(table), page_size
+        kw["page_rows"] = torch.from_numpy(page_rows)
+        tref["table"], tref["page_size"] = table[page_rows], page_size
     elif tf.startswith("paged"):
         pages = -(-width // page_size)
         table_rows = 1 if tf == "paged_shared" else rows
@@ -157,7 +166,7 @@ def compare(dtype, scores_cpu, k, kw, tref, windows, got, sorted_, deterministic
 
 
 SOURCES = ["lengths", "window_rel", "window_abs", "decode"]
-TRANSFORMS = ["none", "offset", "paged", "paged_shared"]
+TRANSFORMS = ["none", "offset", "paged", "paged_shared", "paged_rows"]
 OPTIONS = [(False, False, False), (True, False, False), (False, True, False), (False, False, True),
            (True, True, True), (False, True, True)]
 
@@ -382,6 +391,22 @@ def test_bad_windows_and_page_entries_are_reported_with_the_row():
     table[6] = -1
     with pytest.raises(ValueError, match=r"transform.*row 6"):
         topk.select(x, k, page_table=table, check=True)
+    # A row-map entry outside the table: its row is selected as empty, the others as without it.
+    page_rows = torch.tensor([0, 1, 2, 3, 4, 5, 7, 8], dtype=torch.int32, device=DEV)
+    out = torch.full((rows, k), 7, dtype=torch.int32, device=DEV)
+    topk.select(x, k, page_table=table, page_rows=page_rows, out=out)
+    with pytest.raises(ValueError, match=r"transform.*row 7: page_rows\[7\] is 8"):
+        topk.select(x, k, page_table=table, page_rows=page_rows, check=True)
+    assert (out[7] == -1).all()
+    want = topk.select(x[:7], k, page_table=table, page_rows=page_rows[:7], check=True)
+    assert torch.equal(rows_sorted(out[:7]), rows_sorted(want))
+    sel = topk.Selector(k, rows, width, device=DEV, transform="paged_rows")
+    sel(x, page_table=table, page_rows=page_rows)
+    with pytest.raises(ValueError, match=r"row 7: page_rows\[7\] is 8"):
+        sel.check(x, page_table=table, page_rows=page_rows)
+    page_rows[7] = 0
+    sel(x, page_table=table, page_rows=page_rows)
+    sel.check(x, page_table=table, page_rows=page_rows)
     sel = topk.Selector(k, rows, width, device=DEV, transform="offset")
     offsets = torch.zeros(rows, dtype=torch.int32, device=DEV)
     offsets[2] = 2**31 - 10
@@ -435,7 +460,7 @@ def test_compat_entry_points_on_cuda_match_the_cpu():
     assert torch.equal(rows_sorted(compat.top_k_ragged_transform(d(s), d(offsets), d(lengths), k)),
                        rows_sorted(compat.top_k_ragged_transform(s, offsets, lengths, k)))
     table = torch.randperm(4 * width, generator=g).reshape(4, width).to(torch.int32)
-    r2b = torch.randint(0, 4, (rows,), generator=g, dtype=torch.int32)
+    r2b = torch.randint(0, 4, (rows,), generator=g, dtype=torch.int32)  # the row map, fused
     assert torch.equal(rows_sorted(compat.top_k_page_table_transform(d(s), d(table), d(lengths), k, d(r2b))),
                        rows_sorted(compat.top_k_page_table_transform(s, table, lengths, k, r2b)))
     # vLLM prefill windows (ends past the width and before the start), decode with next_n 1 and 3,

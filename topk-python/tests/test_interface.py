@@ -1,6 +1,7 @@
 """The call interface on the CPU through `topk.select` (docs/interface.md): float16 and
 bfloat16 scores, values, sorted order, lowest-index ties, row windows (relative and absolute
-indices), decode rows, offset and paged transforms, each alone and combined, against the NumPy
+indices), decode rows, offset and paged transforms (with and without the row map `page_rows`),
+each alone and combined, against the NumPy
 reference of `reference.check_call`; the errors bad calls get; and the way CUDA inputs take to the GPU's call interface."""
 
 from __future__ import annotations
@@ -83,9 +84,17 @@ def source(kind: str):
 
 
 def transform(kind: str, rows: int = ROWS, width: int = WIDTH):
-    """Transform arguments of `kind` and the reference's (tables map pages one to one)."""
+    """Transform arguments of `kind` and the reference's (tables map pages one to one; a table
+    read through `page_rows` is the reference's gathered table)."""
     if kind == "none":
         return {}, {}
+    if kind == "paged_rows5":
+        size, table_rows = 5, 3
+        pages = -(-width // size)
+        table = np.stack([RNG.permutation(pages) + 5000 * r for r in range(table_rows)]).astype(np.int64)
+        page_rows = np.array([2, 0, 0, 1, 2, 2, 1, 0][:rows], np.int32)
+        return {"page_table": table, "page_size": size, "page_rows": page_rows}, \
+            {"table": table[page_rows], "page_size": size}
     if kind == "offset":
         offsets = RNG.integers(0, 1_000_000, rows).astype(np.int64)
         return {"offsets": offsets}, {"offsets": offsets}
@@ -99,7 +108,7 @@ def transform(kind: str, rows: int = ROWS, width: int = WIDTH):
 
 
 SOURCES = ["full", "lengths", "window_rel", "window_abs", "decode"]
-TRANSFORMS = ["none", "offset", "paged3", "paged_shared16"]
+TRANSFORMS = ["none", "offset", "paged3", "paged_shared16", "paged_rows5"]
 
 
 def run_and_check(dtype, src, tf, sorted_, deterministic, values, seed=1):
@@ -148,6 +157,39 @@ def test_canonical_output_does_not_depend_on_the_dtype(dtype):
         idx16, val16 = idx16.numpy(), val16.float().numpy()
     assert np.array_equal(np.asarray(idx16), idx32)
     assert np.array_equal(np.asarray(val16, np.float32), val32)
+
+
+def test_page_rows_write_what_the_gathered_table_writes():
+    """A table read through `page_rows` (any number of rows, a row shared by several score
+    rows, int32 or int64 maps, strided ones, torch tensors) gives the bytes of the table gathered
+    row by row."""
+    s = Scores("f32", seed=7)
+    args, _ = source("window_rel")
+    table = np.stack([RNG.permutation(WIDTH // 4 + 1) + 1000 * r for r in range(5)]).astype(np.int32)
+    canon = dict(sorted=True, deterministic=True, values=True)
+    for page_rows in (np.array([4, 4, 0, 1, 4, 2, 3, 0], np.int32),
+                      np.repeat(np.array([1, 0, 0, 0, 3, 3, 2, 4], np.int64), 2)[::2]):
+        got = topk.select(s.array, K, **args, page_table=table, page_size=4, page_rows=page_rows, **canon)
+        want = topk.select(s.array, K, **args, page_table=table[page_rows], page_size=4, **canon)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    one = topk.select(s.array, K, page_table=table[2:3], page_size=4, page_rows=np.zeros(ROWS, np.int32), **canon)
+    shared = topk.select(s.array, K, page_table=table[2:3], page_size=4, **canon)
+    assert np.array_equal(one[0], shared[0])
+    if torch is None:
+        return
+    t = torch.from_numpy(s.array)
+    got = topk.select(t, K, page_table=torch.from_numpy(table), page_size=4,
+                      page_rows=torch.tensor([1, 2, 3, 4, 0, 1, 2, 3]), **canon)
+    want = topk.select(t, K, page_table=torch.from_numpy(table[[1, 2, 3, 4, 0, 1, 2, 3]]), page_size=4, **canon)
+    assert isinstance(got[0], torch.Tensor) and torch.equal(got[0], want[0])
+
+
+def test_page_rows_out_of_range_write_nothing():
+    out = np.full((3, 5), 7, np.int32)
+    table = np.arange(200, dtype=np.int32).reshape(2, 100)
+    with pytest.raises(ValueError, match=r"row 2: page_rows\[2\] is 2, but page_table has 2 rows"):
+        topk.select(SC, 5, page_table=table, page_rows=I32(1, 0, 2), out=out)
+    assert (out == 7).all(), "partial output left behind"
 
 
 def test_deterministic_ties_take_the_lowest_positions():
@@ -272,6 +314,27 @@ I32 = lambda *v: np.array(v, np.int32)  # noqa: E731
         ({"page_table": np.zeros(100, np.int32)}, ValueError, r"\[rows, pages\]"),
         ({"page_table": np.full((3, 100), -1, np.int32)}, ValueError, r"row \d: page-table entry \d+ holds -1"),
         ({"page_table": np.full((1, 100), 2**40)}, ValueError, "beyond the int32 range"),
+        ({"page_rows": I32(0, 0, 0)}, ValueError, "page_rows= goes with page_table="),
+        ({"page_rows": I32(0, 0, 0), "offsets": I32(0, 0, 0)}, ValueError, "page_rows= goes with page_table="),
+        ({"page_rows": I32(0, 0, 0), "offsets": I32(0, 0, 0), "page_table": np.zeros((1, 100), np.int32)},
+         ValueError, "one index transform"),
+        ({"page_rows": np.zeros(3, np.float32), "page_table": np.zeros((1, 100), np.int32)}, TypeError,
+         "page_rows must be int32 or int64"),
+        ({"page_rows": I32(0, 0), "page_table": np.zeros((1, 100), np.int32)}, ValueError,
+         r"page_rows must have shape \[3\]"),
+        ({"page_rows": np.zeros((3, 1), np.int32), "page_table": np.zeros((1, 100), np.int32)}, ValueError,
+         r"page_rows must have shape \[3\]"),
+        ({"page_rows": I32(0, 1, 0), "page_table": np.zeros((1, 100), np.int32)}, ValueError,
+         r"row 1: page_rows\[1\] is 1, but page_table has 1 rows"),
+        ({"page_rows": I32(0, -1, 0), "page_table": np.zeros((4, 100), np.int32)}, ValueError,
+         r"row 1: page_rows\[1\] is -1"),
+        ({"page_rows": np.array([0, 0, 2**40]), "page_table": np.zeros((4, 100), np.int32)}, ValueError,
+         r"row 2: page_rows\[2\] is 1099511627776"),
+        ({"page_rows": I32(0, 0, 0), "page_table": np.zeros(100, np.int32)}, ValueError, r"\[table rows, pages\]"),
+        ({"page_rows": I32(0, 0, 0), "page_table": np.zeros((0, 100), np.int32)}, ValueError,
+         "page_table has 0 rows"),
+        ({"page_rows": I32(0, 0, 0), "page_table": np.zeros((4, 10), np.int32), "page_size": 4}, ValueError,
+         "need page 24"),
         ({"values": np.zeros((3, 5), np.float16)}, TypeError, "values must be float32"),
         ({"values": np.zeros((3, 4), np.float32)}, ValueError, "values must be at least"),
         ({"values": np.zeros((3, 5), np.float32)[:, ::-1]}, ValueError, "column stride"),

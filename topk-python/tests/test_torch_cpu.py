@@ -114,6 +114,24 @@ def test_select_call_op_and_its_fake_shapes():
         assert i.shape == (7, 33) and i.dtype == torch.int32 and v.shape == (7, 33) and v.dtype == torch.bfloat16
 
 
+def test_select_call_op_takes_the_page_table_row_map():
+    scores, lengths = scores_and_lengths(4, 3000, 64)
+    table = torch.stack([torch.randperm(750) + 1000 * r for r in range(2)]).to(torch.int32)
+    page_rows = torch.tensor([1, 0, 1, 1], dtype=torch.int32)
+    want = topk.select(scores, 64, lengths, page_table=table[page_rows.long()], page_size=4, sorted=True,
+                       deterministic=True)
+    # page_rows is the last argument: calls without it keep their places.
+    idx, _ = torch.ops.topk.select_call(scores, 64, lengths, None, None, None, None, table, False, True, True,
+                                        True, 1, 4, None, "", page_rows)
+    assert torch.equal(idx, want)
+    idx, _, b = torch.ops.topk.select_call_boundary(scores, 64, lengths, None, None, None, None, table, False,
+                                                    True, True, True, 1, 4, None, "", page_rows)
+    assert torch.equal(idx, want) and b.shape == (4,)
+    with pytest.raises(ValueError, match="page_rows= goes with page_table="):
+        torch.ops.topk.select_call(scores, 64, lengths, None, None, None, None, None, False, True, True,
+                                   True, 1, 4, None, "", page_rows)
+
+
 def test_interface_under_torch_compile_writes_given_outputs():
     def f(s, starts, ends, table, out, vals):
         return topk.select(s, 32, starts=starts, ends=ends, page_table=table, page_size=4, out=out,
@@ -129,6 +147,14 @@ def test_interface_under_torch_compile_writes_given_outputs():
     assert idx is out and v is vals
     want_idx, want_vals = f(scores, starts, ends, table, None, True)
     assert torch.equal(out, want_idx) and torch.equal(vals, want_vals)
+
+    def mapped(s, starts, ends, table, page_rows):
+        return topk.select(s, 32, starts=starts, ends=ends, page_table=table, page_size=4, page_rows=page_rows,
+                           sorted=True, deterministic=True)
+
+    page_rows = torch.tensor([2, 2, 0], dtype=torch.int32)
+    got = torch.compile(mapped, fullgraph=True, backend="aot_eager")(scores, starts, ends, table, page_rows)
+    assert torch.equal(got, mapped(scores, starts, ends, table[page_rows.long()], None))
 
 
 def test_prior_and_boundary_ops_and_their_fake_shapes():

@@ -7,11 +7,11 @@
 CPU backend), a NumPy array or any DLPack producer (CuPy, JAX). `topk.select` also takes the
 call interface of docs/interface.md, fused into the selection on CUDA and on the CPU (`values=`,
 `sorted=`, `deterministic=`, row windows `starts=`/`ends=`, decode rows `seq_lens=`/`next_n=`,
-`offsets=`, `page_table=`/`page_size=`; float16 / bfloat16 scores on the CPU, and on CUDA where
-the kernels generate them). `topk.Selector` plans once for capacities (and an interface), for
-CUDA graph capture; `torch.ops.topk.select` / `select_out` / `select_call` are registered for
-`torch.compile`; `topk.compat` has drop-in entry points with the argument lists of SGLang,
-FlashInfer and vLLM ops.
+`offsets=`, `page_table=`/`page_size=` with an optional row map `page_rows=`; float16 /
+bfloat16 scores on the CPU, and on CUDA where the kernels generate them). `topk.Selector` plans
+once for capacities (and an interface), for CUDA graph capture; `torch.ops.topk.select` /
+`select_out` / `select_call` are registered for `torch.compile`; `topk.compat` has drop-in
+entry points with the argument lists of SGLang, FlashInfer and vLLM ops.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The call interface beyond the plain operator (``docs/interface.md``): 16-bit scores, values,
-sorted order, lowest-index ties, row windows, decode rows, fused index transforms, a row's prior
-boundary and its boundary output.
+sorted order, lowest-index ties, row windows, decode rows, fused index transforms (a page table
+read directly or through a row map), a row's prior boundary and its boundary output.
 
 The CPU backend implements all of it (``topk_runtime::cpu::select_with``); the GPU kernels
 run what ``topk_runtime::cuda::gpu_refusal`` does not name (asked through
@@ -24,13 +24,13 @@ class Options:
 
     __slots__ = (
         "values", "sorted", "deterministic", "starts", "ends", "relative_to_start", "seq_lens",
-        "next_n", "offsets", "page_table", "page_size", "prior", "prior_bins", "boundary",
+        "next_n", "offsets", "page_table", "page_size", "prior", "prior_bins", "boundary", "page_rows",
     )
 
     def __init__(self, values: Any, sorted: Any, deterministic: Any, starts: Any, ends: Any,  # noqa: A002
                  relative_to_start: Any, seq_lens: Any, next_n: Any, offsets: Any,
                  page_table: Any, page_size: Any, prior: Any = None, prior_bins: Any = None,
-                 boundary: Any = False) -> None:
+                 boundary: Any = False, page_rows: Any = None) -> None:
         self.values = values
         self.sorted = sorted
         self.deterministic = deterministic
@@ -45,6 +45,7 @@ class Options:
         self.prior = prior
         self.prior_bins = prior_bins
         self.boundary = boundary
+        self.page_rows = page_rows
 
 
 PLAIN = Options(False, False, False, None, None, True, None, None, None, None, None)
@@ -52,7 +53,8 @@ PLAIN = Options(False, False, False, None, None, True, None, None, None, None, N
 
 # The form of a call's interface as the native module takes it: (values, sorted,
 # deterministic, rows, transform, prior, boundary), rows in lengths / window / window_absolute /
-# decode, transform in none / offset / paged and prior "none" or the margins "P/R".
+# decode, transform in none / offset / paged / paged_rows (the spec's `paged(rows)`) and prior
+# "none" or the margins "P/R".
 Io = Tuple[bool, bool, bool, str, str, str, bool]
 PLAIN_IO: Io = (False, False, False, "lengths", "none", "none", False)
 
@@ -106,13 +108,21 @@ def form(options: Options, lengths: Any, check_bins: bool = True) -> Io:
         raise ValueError("give one index transform: offsets= or page_table=")
     if o.page_size is not None and o.page_table is None:
         raise ValueError("page_size= goes with page_table=")
+    if o.page_rows is not None and o.page_table is None:
+        raise ValueError("page_rows= goes with page_table=: row r reads the table row page_rows[r] "
+                         "(pass the table too, or drop page_rows=)")
     if o.prior_bins is not None and o.prior is None:
         raise ValueError("prior_bins= goes with prior= (one prior boundary per row)")
     if windows:
         rows = "window" if o.relative_to_start else "window_absolute"
     else:
         rows = "decode" if o.seq_lens is not None else "lengths"
-    transform = "offset" if o.offsets is not None else "paged" if o.page_table is not None else "none"
+    if o.offsets is not None:
+        transform = "offset"
+    elif o.page_table is not None:
+        transform = "paged" if o.page_rows is None else "paged_rows"
+    else:
+        transform = "none"
     values = o.values is not False and o.values is not None
     prior = "none" if o.prior is None else (prior_bins if check_bins else prior_text)(o.prior_bins)
     boundary = o.boundary is not False and o.boundary is not None
@@ -159,15 +169,27 @@ def _floats(x: Any, name: str, scores_v: Any, rows: int, keep: list) -> Tuple[in
     return v.ptr, v.shape[0], stride
 
 
-def _table(x: Any, rows: int, scores_v: Any, keep: list) -> Tuple[int, int, int, int, int, int]:
-    """``(ptr, bits, rows, columns, row stride, column stride)`` of a page table."""
+def _table(x: Any, rows: int, scores_v: Any, keep: list,
+           mapped: bool = False) -> Tuple[int, int, int, int, int, int]:
+    """``(ptr, bits, rows, columns, row stride, column stride)`` of a page table; ``mapped``:
+    read through ``page_rows``, so any number of table rows."""
     v = _arrays.view(x, "page_table")
     if v.dtype not in ("i32", "i64"):
         raise TypeError(f"page_table must be int32 or int64, got {dtype_word(v.dtype)}")
+    if mapped:
+        if len(v.shape) != 2:
+            raise ValueError(
+                "page_table must be 2-D [table rows, pages] (page_rows= names the table row of each "
+                f"score row); got shape {list(v.shape)}"
+            )
+        _arrays.same_device(v, scores_v, "page_table")
+        keep.append(v)
+        return v.ptr, 32 if v.dtype == "i32" else 64, v.shape[0], v.shape[1], v.strides[0], v.strides[1]
     if len(v.shape) != 2 or not (v.shape[0] >= rows or v.shape[0] == 1):
         raise ValueError(
             f"page_table must be 2-D [rows, pages] with a row per score row ({rows}), or [1, pages] "
-            f"for one table every row shares; got shape {list(v.shape)}"
+            f"for one table every row shares (or any rows with page_rows= naming each score row's); "
+            f"got shape {list(v.shape)}"
         )
     _arrays.same_device(v, scores_v, "page_table")
     keep.append(v)
@@ -238,8 +260,11 @@ def host_select(scores: Any, scores_v: Any, k: int, lengths: Any, out: Any, opti
     if o.offsets is not None:
         kw["offsets"] = _ints(o.offsets, "offsets", scores_v, rows, keep)
     if o.page_table is not None:
-        kw["page_table"] = _table(o.page_table, rows, scores_v, keep)
+        mapped = o.page_rows is not None
+        kw["page_table"] = _table(o.page_table, rows, scores_v, keep, mapped)
         kw["page_size"] = 1 if o.page_size is None else positive_int(o.page_size, "page_size")
+        if mapped:
+            kw["page_rows"] = _ints(o.page_rows, "page_rows", scores_v, rows, keep)
     if o.prior is not None:
         kw["prior"] = _floats(o.prior, "prior", scores_v, rows, keep)
         kw["prior_bins"] = io[5]

@@ -1,8 +1,9 @@
 """The call interface on CUDA inputs (``docs/interface.md``): values, sorted order, lowest-index
-ties, row windows, decode rows, the offset and page-table transforms, a row's prior and its
-boundary output run inside the generated kernels (``Plan::launch_call_with``); the score dtypes
-and forms are those the GPU path runs (``topk_runtime::cuda::gpu_refusal`` names the rest, and
-such a call raises ``NotImplementedError`` with its sentence).
+ties, row windows, decode rows, the offset and page-table transforms (the table read directly
+or through a row map), a row's prior and its boundary output run inside the generated kernels
+(``Plan::launch_call_with``); the score dtypes and forms are those the GPU path runs
+(``topk_runtime::cuda::gpu_refusal`` names the rest, and such a call raises
+``NotImplementedError`` with its sentence).
 
 Every array of the interface stays on the device and is read there: nothing is copied to the
 host and nothing synchronizes (except ``check=True``). The eager call converts int64 or strided
@@ -23,9 +24,13 @@ from ._call import Io, Options, allocate, allocate_rows, form, gpu_refusal, host
 
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
-# (values, starts, ends, seq_lens, next_n, offsets, page_table, page_columns, page_pitch,
-# page_size, prior, boundary), as `_native.cuda_select_call` and `CudaSelector.run` take them.
-Buffers = Tuple[int, int, int, int, int, int, int, int, int, int, int, int]
+# (page_table, page_columns, page_pitch, page_size, page_rows, page_table_rows): a page table,
+# its row map and its row count only with transform paged_rows; 0 where unused.
+Paged = Tuple[int, int, int, int, int, int]
+# (values, starts, ends, seq_lens, next_n, offsets, paged, prior, boundary), as
+# `_native.cuda_select_call` and `CudaSelector.run` take them.
+Buffers = Tuple[int, int, int, int, int, int, Paged, int, int]
+_NO_TABLE: Paged = (0, 0, 0, 1, 0, 0)
 
 
 def _int32_on_device(x: Any) -> Any:
@@ -110,7 +115,8 @@ class Marshal:
         if len(v.shape) != 2 or not (v.shape[0] >= self.rows or v.shape[0] == 1) or v.shape[1] == 0:
             raise ValueError(
                 f"page_table must be 2-D [rows, pages] with a row per score row ({self.rows}), or "
-                f"[1, pages] for one table every row shares; got shape {list(v.shape)}"
+                f"[1, pages] for one table every row shares (or any rows with page_rows= naming each "
+                f"score row's); got shape {list(v.shape)}"
             )
         shared = v.shape[0] == 1 or self.rows == 1
         if v.dtype != "i32" or (v.shape[1] > 1 and v.strides[1] != 1):
@@ -121,11 +127,33 @@ class Marshal:
         self.keep.append((x, v))
         return v.ptr, v.shape[1], 0 if shared else v.strides[0]
 
+    def mapped_table(self, x: Any) -> Tuple[int, int, int, int]:
+        """``(pointer, columns, row pitch, rows)`` of a page table read through a row map: any
+        number of rows, each addressed, so the pitch is at least the columns (never 0)."""
+        v = self._view(x, "page_table")
+        if v.dtype not in ("i32", "i64"):
+            raise TypeError(f"page_table must be int32 or int64, got {dtype_word(v.dtype)}")
+        if len(v.shape) != 2 or v.shape[0] == 0 or v.shape[1] == 0:
+            raise ValueError(
+                "page_table must be 2-D [table rows, pages], neither empty (page_rows= names the "
+                f"table row of each score row); got shape {list(v.shape)}"
+            )
+        table_rows, columns = v.shape
+        overlapping = table_rows > 1 and v.strides[0] < columns  # an expanded tensor's stride 0
+        if v.dtype != "i32" or (columns > 1 and v.strides[1] != 1) or overlapping:
+            if not self.convert:
+                self._refuse_conversion("page_table", v)
+            x = _int32_on_device(x)
+            v = self._view(x, "page_table")
+        self.keep.append((x, v))
+        return v.ptr, columns, v.strides[0] if table_rows > 1 else columns, table_rows
+
     def buffers(self, io: Io, options: Options, values_ptr: int, boundary_ptr: int = 0) -> Buffers:
         """The device buffers of the interface ``io`` from the call's arrays."""
         o, rows = options, self.rows
-        starts = ends = seq_lens = offsets = table = columns = table_pitch = 0
-        next_n = page_size = 1
+        starts = ends = seq_lens = offsets = 0
+        next_n = 1
+        paged = _NO_TABLE
         if io[3].startswith("window"):
             starts = self.ints(o.starts, "starts", rows)
             ends = self.ints(o.ends, "ends", rows)
@@ -145,9 +173,16 @@ class Marshal:
         elif io[4] == "paged":
             table, columns, table_pitch = self.table(o.page_table)
             page_size = 1 if o.page_size is None else positive_int(o.page_size, "page_size")
+            paged = (table, columns, table_pitch, page_size, 0, 0)
+        elif io[4] == "paged_rows":
+            table, columns, table_pitch, table_rows = self.mapped_table(o.page_table)
+            page_size = 1 if o.page_size is None else positive_int(o.page_size, "page_size")
+            # Read on the device: an entry outside [0, table_rows) raises BAD_TRANSFORM there
+            # (int64 entries are saturated, so none wraps into range).
+            page_rows = self.ints(o.page_rows, "page_rows", rows)
+            paged = (table, columns, table_pitch, page_size, page_rows, table_rows)
         prior = 0 if io[5] == "none" else self.floats(o.prior, "prior", rows)
-        return (values_ptr, starts, ends, seq_lens, next_n, offsets, table, columns, table_pitch, page_size,
-                prior, boundary_ptr)
+        return (values_ptr, starts, ends, seq_lens, next_n, offsets, paged, prior, boundary_ptr)
 
 
 def _where(v: Any) -> str:
@@ -272,7 +307,7 @@ def status_error(bits: int, scores: Any, k: int, lengths: Any, options: Options)
     o = options
     host = Options(False, o.sorted, o.deterministic, _host_copy(o.starts), _host_copy(o.ends),
                    o.relative_to_start, _host_copy(o.seq_lens), o.next_n, _host_copy(o.offsets),
-                   _host_copy(o.page_table), o.page_size)
+                   _host_copy(o.page_table), o.page_size, page_rows=_host_copy(o.page_rows))
     found = None
     try:
         s = _host_copy(scores)

@@ -5,11 +5,13 @@ from typing import List, Optional, Tuple
 MAX_K: int
 PRIOR_SUGGESTED: str  # `Prior::SUGGESTED` as "P/R"
 
-# (values, sorted, deterministic, rows, transform, prior "none" or "P/R", boundary)
+# (values, sorted, deterministic, rows, transform, prior "none" or "P/R", boundary); transform
+# one of "none", "offset", "paged", "paged_rows"
 Io = Tuple[bool, bool, bool, str, str, str, bool]
-# (values, starts, ends, seq_lens, next_n, offsets, page_table, page_columns, page_pitch,
-# page_size, prior, boundary)
-Buffers = Tuple[int, int, int, int, int, int, int, int, int, int, int, int]
+# (page_table, page_columns, page_pitch, page_size, page_rows, page_table_rows)
+Paged = Tuple[int, int, int, int, int, int]
+# (values, starts, ends, seq_lens, next_n, offsets, paged, prior, boundary)
+Buffers = Tuple[int, int, int, int, int, int, Paged, int, int]
 
 def dlpack_describe(capsule: object) -> Tuple[int, List[int], List[int], str, int, int, bool]: ...
 def dlpack_device_types() -> Tuple[int, int, int, int]: ...
@@ -31,11 +33,13 @@ def cpu_select(
     prior: Optional[Tuple[int, int, int]] = None,
     prior_bins: Optional[str] = None,
     boundary: Optional[int] = None,
+    page_rows: Optional[Tuple[int, int, int, int]] = None,
 ) -> None:
     """1-D arrays are (ptr, bits, len, stride); the page table (ptr, bits, rows, columns,
     row stride, column stride); values (ptr, row pitch) in the scores' dtype; prior (ptr, len,
     stride) of float32 with the margins prior_bins ("P/R", PRIOR_SUGGESTED when not given);
-    boundary a pointer to rows contiguous float32."""
+    boundary a pointer to rows contiguous float32; page_rows (with page_table) the table row
+    of each score row."""
 def cpu_spec(k: int, width: int) -> str: ...
 def prior_bins(text: str) -> str:
     """The margins "P/R" in canonical form; ValueError when a spec would refuse them."""

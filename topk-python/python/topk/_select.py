@@ -238,6 +238,7 @@ def _compiled_call(scores, k: int, lengths, out, opts: Options, check: bool):
         scores, k, lengths, o.starts, o.ends, o.seq_lens, o.offsets, o.page_table, io[0],
         io[1], io[2], o.relative_to_start is True, 1 if o.next_n is None else int(o.next_n),
         1 if o.page_size is None else int(o.page_size), o.prior, "" if o.prior is None else io[5],
+        o.page_rows,
     )
     bound = None
     if io[6]:
@@ -286,6 +287,7 @@ def select(
     offsets: Any = None,
     page_table: Any = None,
     page_size: Optional[int] = None,
+    page_rows: Any = None,
     prior: Any = None,
     prior_bins: Any = None,
     boundary: Any = False,
@@ -337,6 +339,11 @@ def select(
             ``page_table[i, t // P] * P + t % P`` with ``P = page_size`` (default 1, a
             token-to-slot table; any size). ``page_table`` is int32 / int64 ``[rows, pages]``,
             or ``[1, pages]`` shared by every row. ``-1`` padding stays ``-1``.
+        page_rows: with ``page_table``, row ``i`` reads the table row ``page_rows[i]`` instead
+            of row ``i``: ``page_table[page_rows[i], t // P] * P + t % P`` (FlashInfer's
+            ``row_to_batch``: a request's query rows share its table row). int32 / int64
+            ``[rows]``; the table then has any number of rows, and every entry must name one
+            (``0 <= page_rows[i] < page_table.shape[0]``).
         prior: float32 ``[rows]`` on the scores' device: each row's prior boundary (NaN: none
             for that row), typically the ``boundary`` the same row wrote at the previous decode
             step. A row whose prior brackets its K-th largest score is selected in one pass;
@@ -356,7 +363,9 @@ def select(
     non-negative int32, and windows, decode lengths and lengths must lie in ``[0, width]``: on
     the CPU ``ValueError`` names the row otherwise (and nothing is written); on CUDA such a row
     is selected as empty (an index the transform cannot make is written as -1) and the kernels'
-    status bit is raised, which ``check=True`` reports with the row. With ``values`` on CUDA,
+    status bit is raised, which ``check=True`` reports with the row; a ``page_rows`` entry
+    outside the table's rows is such an error too (on CUDA its whole row is selected as empty,
+    all -1). With ``values`` on CUDA,
     ``out`` and ``values`` share one row stride (the kernels write both at one pitch).
 
     A CUDA call raises ``NotImplementedError`` with the reason for what the GPU path does not
@@ -391,6 +400,7 @@ def select(
         and offsets is None
         and page_table is None
         and page_size is None
+        and page_rows is None
         and prior is None
         and prior_bins is None
         and (boundary is False or boundary is None)
@@ -410,7 +420,7 @@ def select(
                 return _torch_cuda(scores, k, lengths, out, check)
         opts = PLAIN if plain else Options(
             values, sorted, deterministic, starts, ends, relative_to_start, seq_lens, next_n,
-            offsets, page_table, page_size, prior, prior_bins, boundary,
+            offsets, page_table, page_size, prior, prior_bins, boundary, page_rows,
         )
         if not plain and _is_compiling():
             return _compiled_call(scores, k, lengths, out, opts, check)
@@ -419,7 +429,7 @@ def select(
         return _host_tensor(scores, k, lengths, out, opts)
     opts = PLAIN if plain else Options(
         values, sorted, deterministic, starts, ends, relative_to_start, seq_lens, next_n,
-        offsets, page_table, page_size, prior, prior_bins, boundary,
+        offsets, page_table, page_size, prior, prior_bins, boundary, page_rows,
     )
     stream = _arrays.cupy_stream(scores)
     scores_v = _arrays.view(scores, "scores", stream)

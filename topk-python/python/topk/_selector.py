@@ -13,7 +13,7 @@ from ._cuda_call import Marshal, boundary_output, outputs
 from ._select import _capturing, _torch_stream
 
 _ROW_SOURCES = ("lengths", "window", "decode")
-_TRANSFORMS = ("none", "offset", "paged")
+_TRANSFORMS = ("none", "offset", "paged", "paged_rows")
 _DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "f32": "f32", "f16": "f16", "bf16": "bf16"}
 
 
@@ -101,8 +101,9 @@ class Selector:
             (``seq_lens=``/``next_n=``).
         relative_to_start: with windows, indices relative to the window's start (default) or
             positions in the row (``False``).
-        transform: ``"none"`` (default), ``"offset"`` (``offsets=``) or ``"paged"``
-            (``page_table=``/``page_size=``).
+        transform: ``"none"`` (default), ``"offset"`` (``offsets=``), ``"paged"``
+            (``page_table=``/``page_size=``) or ``"paged_rows"`` (the same with ``page_rows=``:
+            the table row of each score row, the spec's ``transform=paged(rows)``).
         prior: each call passes ``prior=`` (float32 ``[rows]``, a row's prior boundary),
             with the margins ``prior_bins`` (``"P/R"`` or ``(P, R)``; ``"2/8"`` by default).
         boundary: each call also writes each row's K-th largest score (float32 ``[rows]``,
@@ -161,7 +162,8 @@ class Selector:
     def __call__(self, scores: Any, lengths: Any = None, *, out: Any = None, values: Any = None,
                  live_rows: Any = None, starts: Any = None, ends: Any = None, seq_lens: Any = None,
                  next_n: Optional[int] = None, offsets: Any = None, page_table: Any = None,
-                 page_size: Optional[int] = None, prior: Any = None, boundary: Any = None) -> Any:
+                 page_size: Optional[int] = None, prior: Any = None, boundary: Any = None,
+                 page_rows: Any = None) -> Any:
         """Selects the rows of ``scores`` (``[rows <= max_rows, width <= max_width]`` of the
         selector's dtype) into ``out`` (int32 ``[>= rows, >= k]``, allocated when not given) and
         returns it, or ``(out, values)`` for a selector with ``values=True`` (``values``: an
@@ -172,9 +174,10 @@ class Selector:
 
         The arrays of the selector's interface: ``lengths`` (rows ``"lengths"``, optional),
         ``starts`` and ``ends`` (``"window"``), ``seq_lens`` with ``next_n`` (``"decode"``),
-        ``offsets`` (``"offset"``), ``page_table`` with ``page_size`` (``"paged"``), as for
-        :func:`topk.select`, on the selector's device as contiguous int32 (the page table
-        ``[rows or 1, pages]`` with column stride 1): a call converts nothing, so that it
+        ``offsets`` (``"offset"``), ``page_table`` with ``page_size`` (``"paged"``) and
+        ``page_rows`` (``"paged_rows"``), as for :func:`topk.select`, on the selector's device
+        as contiguous int32 (the page table ``[rows or 1, pages]``, or ``[any rows, pages]``
+        with ``page_rows``, with column stride 1): a call converts nothing, so that it
         allocates nothing and can be captured. ``next_n`` and ``page_size`` are launch
         arguments: a captured graph replays the values it was captured with; the arrays are
         read on the device at each replay.
@@ -182,10 +185,11 @@ class Selector:
         ``live_rows``: a device int32 tensor whose first element is the live row count
         ``m <= rows``; rows from ``m`` on are not touched. Without it every row is live. A
         count outside ``[0, rows]`` is clamped and reported by :meth:`check`, as are bad
-        lengths, windows, transforms and NaN scores.
+        lengths, windows, transforms (a ``page_rows`` entry outside the table's rows among
+        them: that row is selected as empty) and NaN scores.
         """
         opts = self._options(values, starts, ends, seq_lens, next_n, offsets, page_table, page_size, lengths,
-                             prior, boundary)
+                             prior, boundary, page_rows)
         if self.device == "cpu":
             return self._call_cpu(scores, lengths, out, live_rows, opts)
         stream = None
@@ -202,15 +206,16 @@ class Selector:
         return self._launch(scores, sv, lengths, out, live_rows, opts, stream)
 
     def _options(self, values, starts, ends, seq_lens, next_n, offsets, page_table, page_size, lengths,
-                 prior=None, boundary=None) -> Options:
+                 prior=None, boundary=None, page_rows=None) -> Options:
         """The call's arrays as `Options` of the selector's form; an array the form does not
         take, or one it needs and is missing, is an error naming it."""
         want_values, sorted_, deterministic, rows, transform, bins, want_boundary = self.io
         given = {"starts": starts, "ends": ends, "seq_lens": seq_lens, "next_n": next_n, "offsets": offsets,
-                 "page_table": page_table, "page_size": page_size}
+                 "page_table": page_table, "page_size": page_size, "page_rows": page_rows}
         takes = {"window": ("starts", "ends"), "window_absolute": ("starts", "ends"),
                  "decode": ("seq_lens", "next_n")}.get(rows, ()) + {
-            "offset": ("offsets",), "paged": ("page_table", "page_size")}.get(transform, ())
+            "offset": ("offsets",), "paged": ("page_table", "page_size"),
+            "paged_rows": ("page_table", "page_size", "page_rows")}.get(transform, ())
         for name, x in given.items():
             if x is not None and name not in takes:
                 raise TypeError(f"this selector was not planned for {name}= (make one with the "
@@ -231,7 +236,8 @@ class Selector:
         return Options(True if values is None and want_values else values if want_values else False,
                        sorted_, deterministic, starts, ends, rows != "window_absolute", seq_lens, next_n,
                        offsets, page_table, page_size, prior, None if bins == "none" else bins,
-                       True if boundary is None and want_boundary else boundary if want_boundary else False)
+                       True if boundary is None and want_boundary else boundary if want_boundary else False,
+                       page_rows)
 
     def _launch(self, scores, sv, lengths, out, live_rows, opts: Options, stream) -> Any:
         rows, width, pitch = _arrays.check_scores(sv)
@@ -300,10 +306,13 @@ class Selector:
                 if live % n:
                     raise ValueError(f"a live row count of {live} splits a group of next_n = {n} decode rows")
                 seq_lens = seq_lens[: live // n]
-            table = o.page_table if o.page_table is None or len(o.page_table) == 1 else o.page_table[:live]
+            # A table read through page_rows keeps all its rows: any of them may be named.
+            table = o.page_table
+            if table is not None and o.page_rows is None and len(table) != 1:
+                table = table[:live]
             part_opts = Options(values, o.sorted, o.deterministic, cut(o.starts), cut(o.ends),
                                 o.relative_to_start, seq_lens, o.next_n, cut(o.offsets), table, o.page_size,
-                                cut(o.prior), o.prior_bins, boundary)
+                                cut(o.prior), o.prior_bins, boundary, cut(o.page_rows))
             got = host_select(part, _arrays.view(part, "scores"), self.k, cut(lengths), out[:live], part_opts)
             return out if not isinstance(got, tuple) else (out,) + got[1:]
         return host_select(scores, sv, self.k, lengths, out, opts)
@@ -312,9 +321,10 @@ class Selector:
         """Reads the status word of every stream this selector ran on (synchronizing those
         streams), clears it, and raises ``ValueError`` if any call since the last check saw a
         NaN score, a length or window outside ``[0, width]``, an index transform it could not
-        make, or a live row count outside ``[0, rows]``. Given the ``scores`` (and ``lengths``,
-        or the interface's arrays as keywords: ``starts=``, ``offsets=``, ...) of the call, the
-        message names the offending row. Must not be called while a CUDA graph is being
+        make (a ``page_rows`` entry outside the table's rows among them), or a live row count
+        outside ``[0, rows]``. Given the ``scores`` (and ``lengths``, or the interface's arrays
+        as keywords: ``starts=``, ``offsets=``, ``page_rows=``, ...) of the call, the message
+        names the offending row. Must not be called while a CUDA graph is being
         captured."""
         if self._native is None:
             return
@@ -329,7 +339,8 @@ class Selector:
 
             opts = Options(False, self.io[1], self.io[2], arrays.get("starts"), arrays.get("ends"),
                            self.io[3] != "window_absolute", arrays.get("seq_lens"), arrays.get("next_n"),
-                           arrays.get("offsets"), arrays.get("page_table"), arrays.get("page_size"))
+                           arrays.get("offsets"), arrays.get("page_table"), arrays.get("page_size"),
+                           page_rows=arrays.get("page_rows"))
             raise status_error(bits, scores, self.k, lengths, opts)
         if scores is not None:
             sv = _arrays.view(scores, "scores")

@@ -1,8 +1,8 @@
 """The PyTorch custom ops `torch.ops.topk.select`, `torch.ops.topk.select_out`,
 `torch.ops.topk.select_call` (the call interface: values, order, ties, row windows, decode
-rows, index transforms, a row's prior) and `torch.ops.topk.select_call_boundary` (the same with
-each row's boundary as a third output: a separate op, so that `select_call` keeps its two
-outputs).
+rows, index transforms, the page table's row map, a row's prior) and
+`torch.ops.topk.select_call_boundary` (the same with each row's boundary as a third output: a
+separate op, so that `select_call` keeps its two outputs).
 
 Registered with `torch.library.custom_op` and a fake (meta) implementation, so that
 `torch.compile(fullgraph=True)` traces them as single opaque nodes and CUDA graphs (including
@@ -59,19 +59,20 @@ def register() -> None:
         ends: Optional[torch.Tensor], seq_lens: Optional[torch.Tensor], offsets: Optional[torch.Tensor],
         page_table: Optional[torch.Tensor], values: bool, sorted: bool, deterministic: bool,  # noqa: A002
         relative_to_start: bool, next_n: int, page_size: int, prior: Optional[torch.Tensor] = None,
-        prior_bins: str = "",
+        prior_bins: str = "", page_rows: Optional[torch.Tensor] = None,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         """`topk.select` with the call interface: (indices int32 [rows, k], values [rows, k] in
         the scores' dtype, or [rows, 0] without values=True). `prior`: float32 [rows] with the
-        margins `prior_bins` ("P/R"; "" for the suggested ones)."""
+        margins `prior_bins` ("P/R"; "" for the suggested ones). `page_rows`: with `page_table`,
+        the table row of each score row (last, so that calls without it keep their places)."""
         opts = _options(starts, ends, seq_lens, offsets, page_table, values, sorted, deterministic,
-                        relative_to_start, next_n, page_size, prior, prior_bins, False)
+                        relative_to_start, next_n, page_size, prior, prior_bins, False, page_rows)
         got = _call_op(scores, k, lengths, opts)
         return _with_values(got, scores, values)[:2]
 
     @select_call.register_fake
     def _(scores, k, lengths, starts, ends, seq_lens, offsets, page_table, values, sorted,  # noqa: A002
-          deterministic, relative_to_start, next_n, page_size, prior=None, prior_bins=""):
+          deterministic, relative_to_start, next_n, page_size, prior=None, prior_bins="", page_rows=None):
         rows = scores.shape[0]
         return (scores.new_empty((rows, k), dtype=torch.int32),
                 scores.new_empty((rows, k if values else 0)))
@@ -82,17 +83,17 @@ def register() -> None:
         ends: Optional[torch.Tensor], seq_lens: Optional[torch.Tensor], offsets: Optional[torch.Tensor],
         page_table: Optional[torch.Tensor], values: bool, sorted: bool, deterministic: bool,  # noqa: A002
         relative_to_start: bool, next_n: int, page_size: int, prior: Optional[torch.Tensor] = None,
-        prior_bins: str = "",
+        prior_bins: str = "", page_rows: Optional[torch.Tensor] = None,
     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """`topk::select_call` that also returns each row's K-th largest score: float32
         [rows], NaN for a row of L <= k (the next decode step's prior)."""
         opts = _options(starts, ends, seq_lens, offsets, page_table, values, sorted, deterministic,
-                        relative_to_start, next_n, page_size, prior, prior_bins, True)
+                        relative_to_start, next_n, page_size, prior, prior_bins, True, page_rows)
         return _with_values(_call_op(scores, k, lengths, opts), scores, values)
 
     @select_call_boundary.register_fake
     def _(scores, k, lengths, starts, ends, seq_lens, offsets, page_table, values, sorted,  # noqa: A002
-          deterministic, relative_to_start, next_n, page_size, prior=None, prior_bins=""):
+          deterministic, relative_to_start, next_n, page_size, prior=None, prior_bins="", page_rows=None):
         rows = scores.shape[0]
         return (scores.new_empty((rows, k), dtype=torch.int32),
                 scores.new_empty((rows, k if values else 0)),
@@ -117,12 +118,13 @@ def _with_values(got, scores: torch.Tensor, values: bool) -> tuple:
 
 
 def _options(starts, ends, seq_lens, offsets, page_table, values, sorted_, deterministic,
-             relative_to_start, next_n, page_size, prior, prior_bins, boundary) -> Options:
+             relative_to_start, next_n, page_size, prior, prior_bins, boundary, page_rows=None) -> Options:
     """The interface arguments of `topk::select_call` as `topk.select` takes them (`next_n`,
-    `page_size` and `prior_bins` only with the arrays they go with)."""
+    `page_size` and `prior_bins` only with the arrays they go with; `page_rows` as given, so
+    that one without a table is refused)."""
     return Options(
         bool(values), sorted_, deterministic, starts, ends, relative_to_start, seq_lens,
         next_n if seq_lens is not None else None, offsets, page_table,
         page_size if page_table is not None else None, prior,
-        (prior_bins or None) if prior is not None else None, boundary,
+        (prior_bins or None) if prior is not None else None, boundary, page_rows,
     )

@@ -193,16 +193,16 @@ def top_k_page_table_transform(
     row_to_batch[i]`` (or ``i``), -1 beyond the row's length.
 
     Here: the same output, the lookup fused into the selection (a page table of page size 1;
-    one kernel launch on CUDA tensors). With ``row_to_batch`` the table's rows are gathered
-    first (one gather: the interface maps score rows to table rows one to one). A used entry
-    must be non-negative: on host inputs a negative one raises ``ValueError`` naming the row,
-    on CUDA that slot is written as -1 and the status bit raised (``check=True`` reports it).
-    Host inputs take float16 and bfloat16 scores; CUDA inputs the dtypes the kernels generate.
+    one kernel launch on CUDA tensors), ``row_to_batch`` too: it is the row map ``page_rows``,
+    read where the table is (no gather). A used entry must be non-negative, and each
+    ``row_to_batch`` entry a row of the table: on host inputs a bad one raises ``ValueError``
+    naming the row; on CUDA a bad entry's slot (a bad ``row_to_batch`` entry's whole row) is
+    written as -1 and the status bit raised (``check=True`` reports it). Host inputs take
+    float16 and bfloat16 scores; CUDA inputs the dtypes the kernels generate.
     """
-    table = src_page_table
-    if row_to_batch is not None:
-        table = table[row_to_batch.long()] if is_tensor(table) else table[_np.asarray(row_to_batch)]
-    return select(input, k, lengths, page_table=table, page_size=1)
+    if row_to_batch is not None and not is_tensor(row_to_batch):
+        row_to_batch = _np.asarray(row_to_batch)
+    return select(input, k, lengths, page_table=src_page_table, page_size=1, page_rows=row_to_batch)
 
 
 # ------------------------------------------------------------------------------------ vLLM

@@ -259,7 +259,8 @@ pub fn status_error(bits: u32, found: Option<String>) -> pyo3::PyErr {
     if bits & status::BAD_TRANSFORM != 0 {
         what.push(
             "an index transform made an index outside the non-negative int32 range or used a \
-             page beyond the table or a negative page entry (that index was written as -1)",
+             page beyond the table or a negative page entry (that index was written as -1), or \
+             a page_rows entry named no row of the page table (that row was selected as empty)",
         );
     }
     let mut msg = format!(
