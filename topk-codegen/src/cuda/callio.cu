@@ -134,16 +134,73 @@ __device__ __forceinline__ int load_cg_i32(const int* p) {
 // descending by value with equal values in ascending position order, and writes them as the
 // call stores them, values beside, then -1 up to K. Every thread calls, once the row's
 // positions are all staged (by this CTA, or fenced by a cluster barrier). A bitonic sort of
-// SORT_SLOTS packed pairs in the frontier buffers, which the row no longer needs.
-// The compare-exchanges are dealt to warps in aligned blocks of SORT_WARP_PAIRS, so a stage of
-// stride up to SORT_WARP_PAIRS stays inside one warp's block of pairs and needs only a warp
-// barrier; the block barrier is kept where a stage reaches across blocks.
-__host__ __device__ constexpr int sort_warp_pairs() {
-  int p = 32;
-  while (p * (THREADS / 32) < SORT_SLOTS / 2) p <<= 1;
+// SORT_SLOTS packed pairs: the pairs sit in the frontier buffers, which the row no longer needs,
+// and each warp sorts blocks of SORT_BLOCK of them in registers (element e of a lane at
+// e * 32 + lane: strides under 32 through shuffles, larger ones within the lane), so only the
+// strides that reach across blocks go through shared memory, with a block barrier each.
+__host__ __device__ constexpr int sort_lane_pairs() {
+  int p = 1;  // pairs per lane: a power of two up to 8, so every warp has a block if it can
+  while (p < 8 && 64 * p * (THREADS / 32) <= SORT_SLOTS) p <<= 1;
   return p;
 }
-constexpr int SORT_WARP_PAIRS = sort_warp_pairs();
+constexpr int SORT_LANE = sort_lane_pairs();
+constexpr int SORT_BLOCK = 32 * SORT_LANE;
+constexpr int SORT_BLOCKS = (SORT_SLOTS + SORT_BLOCK - 1) / SORT_BLOCK;
+
+// The compare-exchange of a bitonic stage on the pair at index `g` (the lower of the two) and
+// its partner: ascending where bit `size` of g is clear.
+__device__ __forceinline__ void sort_exchange(u64& a, u64& b, int g, int size) {
+  const bool ascending = (g & size) == 0;
+  if ((a > b) == ascending) {
+    const u64 t = a;
+    a = b;
+    b = t;
+  }
+}
+
+// The stages of strides below SORT_BLOCK of bitonic size `size` (0: every size from 2 to
+// SORT_BLOCK) over each of this warp's blocks, held in registers. Warp-uniform.
+static_assert(SORT_BLOCK <= 256, "sort_blocks unrolls strides up to 128");
+__device__ __forceinline__ void sort_blocks(u64* pairs, int size) {
+  const int lane = threadIdx.x & 31;
+  for (int b = threadIdx.x >> 5; b < SORT_BLOCKS; b += THREADS / 32) {
+    const int base = b * SORT_BLOCK;
+    u64 v[SORT_LANE];
+#pragma unroll
+    for (int e = 0; e < SORT_LANE; ++e) {
+      const int g = base + e * 32 + lane;
+      v[e] = g < SORT_SLOTS ? pairs[g] : ~0ull;
+    }
+    for (int sz = size == 0 ? 2 : size; sz <= (size == 0 ? SORT_BLOCK : size); sz <<= 1) {
+#pragma unroll
+      for (int t = 7; t >= 0; --t) {  // strides SORT_BLOCK / 2 .. 1, largest first
+        const int stride = 1 << t;
+        if (stride >= SORT_BLOCK || stride >= sz) continue;
+        if (stride >= 32) {
+          const int d = stride / 32;
+#pragma unroll
+          for (int e = 0; e < SORT_LANE; ++e)
+            if ((e & d) == 0) sort_exchange(v[e], v[e + d], base + e * 32 + lane, sz);
+        } else {
+#pragma unroll
+          for (int e = 0; e < SORT_LANE; ++e) {
+            const int g = base + e * 32 + lane;
+            const u64 other = __shfl_xor_sync(FULL_MASK, v[e], stride);
+            const bool lower = (lane & stride) == 0;
+            const bool keep_min = lower == ((g & sz) == 0);
+            v[e] = keep_min ? min(v[e], other) : max(v[e], other);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < SORT_LANE; ++e) {
+      const int g = base + e * 32 + lane;
+      if (g < SORT_SLOTS) pairs[g] = v[e];
+    }
+  }
+}
+
 __device__ void sort_output_row(int* __restrict__ out_row, int n) {
   u64* pairs = reinterpret_cast<u64*>(smem_words + FRONTIER_AT);
   __syncthreads();
@@ -164,27 +221,22 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
     pairs[i] = pair;
   }
   __syncthreads();
-  const int first = (threadIdx.x >> 5) * SORT_WARP_PAIRS;
-  const int end = min(first + SORT_WARP_PAIRS, SORT_SLOTS / 2);
-  for (int size = 2; size <= SORT_SLOTS; size <<= 1) {
-    for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      for (int i = first + (threadIdx.x & 31); i < end; i += 32) {
+  // Sizes up to a block: in registers alone (size 0: all of them at once).
+  sort_blocks(pairs, 0);
+  __syncthreads();
+  for (int size = 2 * SORT_BLOCK; size <= SORT_SLOTS; size <<= 1) {
+    for (int stride = size >> 1; stride >= SORT_BLOCK; stride >>= 1) {
+      for (int i = threadIdx.x; i < SORT_SLOTS / 2; i += THREADS) {
         const int lo = 2 * i - (i & (stride - 1));  // the pair's lower index: bit `stride` clear
-        const int hi = lo + stride;
-        const bool ascending = (lo & size) == 0;
-        const u64 a = pairs[lo], b = pairs[hi];
-        if ((a > b) == ascending) {
-          pairs[lo] = b;
-          pairs[hi] = a;
-        }
+        u64 a = pairs[lo], b = pairs[lo + stride];
+        sort_exchange(a, b, lo, size);
+        pairs[lo] = a;
+        pairs[lo + stride] = b;
       }
-      const int next = stride > 1 ? stride >> 1 : (size < SORT_SLOTS ? size : 0);
-      if (stride <= SORT_WARP_PAIRS && next > 0 && next <= SORT_WARP_PAIRS) {
-        __syncwarp();
-      } else {
-        __syncthreads();
-      }
+      __syncthreads();
     }
+    sort_blocks(pairs, size);
+    __syncthreads();
   }
   for (int i = threadIdx.x; i < K; i += THREADS) {
     if (i < n) {
