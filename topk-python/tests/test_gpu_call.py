@@ -117,7 +117,7 @@ def call_arrays(src: str, tf: str, rows: int, width: int, k: int, seed: int, pag
     elif tf == "paged_rows":
         pages = -(-width // page_size)
         table_rows = rows // 3 + 1
-        table = np.stack([g.permutation(pages) + 100_000 * r for r in range(table_rows)]).astype(np.int32)
+        table = np.stack([g.permutation(pages) + pages * r for r in range(table_rows)]).astype(np.int32)
         page_rows = g.integers(0, table_rows, rows).astype(np.int32)
         kw["page_table"], kw["page_size"] = torch.from_numpy(table), page_size
         kw["page_rows"] = torch.from_numpy(page_rows)
@@ -125,7 +125,7 @@ def call_arrays(src: str, tf: str, rows: int, width: int, k: int, seed: int, pag
     elif tf.startswith("paged"):
         pages = -(-width // page_size)
         table_rows = 1 if tf == "paged_shared" else rows
-        table = np.stack([g.permutation(pages) + 100_000 * r for r in range(table_rows)]).astype(np.int32)
+        table = np.stack([g.permutation(pages) + pages * r for r in range(table_rows)]).astype(np.int32)
         kw["page_table"], kw["page_size"] = torch.from_numpy(table), page_size
         tref["table"], tref["page_size"] = table, page_size
     return kw, tref, windows
