@@ -313,22 +313,20 @@ constexpr bool COMMIT_NEEDS_SCORE = true;
 constexpr bool COMMIT_NEEDS_SCORE = VALUES && !SORTED;
 #endif
 
-// put_selected where the score is not at hand: it is read back from the row when needed.
-__device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot, int pos) {
-  put_selected(out_row, slot, pos, COMMIT_NEEDS_SCORE ? load_cg(s_row_io.row + pos) : 0.0f);
+// The score at position `pos` whose key is `key`: rebuilt from the key (score_of_key) rather
+// than read back from the row, a scattered load per selected score; a zero, whose sign the key
+// drops, is read back.
+__device__ __forceinline__ float score_at(u32 key, int pos) {
+  const float x = score_of_key(key);
+  return x == 0.0f ? load_cg(s_row_io.row + pos) : x;
 }
 
-// put_selected of a frontier item: its score is rebuilt from its key (score_of_key) rather than
-// read back from the row, a scattered load per committed score. A zero (its sign is not in the
-// key) and an item whose key slot holds its position (`keyed` false: ties=lowest past the key's
-// digits) are read back.
+// put_selected of a frontier item, its score from its key (score_at); an item whose key slot
+// holds its position (`keyed` false: ties=lowest past the key's digits) reads its score back.
 __device__ __forceinline__ void put_selected_key(int* __restrict__ out_row, int slot, int pos,
                                                  u32 key, bool keyed) {
   float x = 0.0f;
-  if constexpr (COMMIT_NEEDS_SCORE) {
-    if (keyed) x = score_of_key(key);
-    if (x == 0.0f) x = load_cg(s_row_io.row + pos);
-  }
+  if constexpr (COMMIT_NEEDS_SCORE) x = keyed ? score_at(key, pos) : load_cg(s_row_io.row + pos);
   put_selected(out_row, slot, pos, x);
 }
 
@@ -341,9 +339,6 @@ __device__ __forceinline__ void put_padding(int* __restrict__ out_row, int slot)
 // The plain operator writes the position itself.
 template <class Slot>
 __device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slot, int pos, float) {
-  out_row[slot] = pos;
-}
-__device__ __forceinline__ void put_selected(int* __restrict__ out_row, int slot, int pos) {
   out_row[slot] = pos;
 }
 __device__ __forceinline__ void put_selected_key(int* __restrict__ out_row, int slot, int pos, u32,

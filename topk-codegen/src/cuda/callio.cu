@@ -243,11 +243,7 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
       const u64 pair = pairs[i];
       const int pos = (int)(u32)pair;
       out_row[i] = written_index(pos);
-      if constexpr (VALUES) {
-        float x = score_of_key((u32)(pair >> 32));
-        if (x == 0.0f) x = load_cg(s_row_io.row + pos);  // the key drops a zero's sign
-        s_row_io.values[i] = to_score(x);
-      }
+      if constexpr (VALUES) s_row_io.values[i] = to_score(score_at((u32)(pair >> 32), pos));
     } else {
       out_row[i] = -1;
       if constexpr (VALUES) s_row_io.values[i] = to_score(__uint_as_float(0xff800000u));

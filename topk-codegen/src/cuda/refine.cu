@@ -89,9 +89,9 @@ __device__ __forceinline__ void count_frontier(int n, int buf, const Digit& digi
 // One on-chip round over frontier `cur`: items whose digit is below `bin` are committed, the
 // boundary group (digit == bin) is retained in the other buffer with its `next_digit` bins
 // counted, or, on the last digit, `ties` of it fill the row's last slots. The frontier's key
-// slots hold the scores' keys up to round NUM_DIGITS (next_digit <= NUM_DIGITS), positions after. REFINE_BATCH items
-// per thread and step: the loads are issued together and each counter is reserved once per
-// warp for all of them.
+// slots hold the scores' keys up to round NUM_DIGITS (next_digit <= NUM_DIGITS), positions
+// after. REFINE_BATCH items per thread and step: the loads are issued together and each counter
+// is reserved once per warp for all of them.
 template <class Digit>
 __device__ __forceinline__ void partition_frontier(int n, int cur, u32 bin, bool last, int ties,
                                                    int next_digit, const Digit& digit, RowCtx& c,
