@@ -45,7 +45,12 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         .unwrap();
     }
     if !spec.io.is_default() {
-        s.push_str(&call_interface(&spec.io, spec.k, spec.prior_cap()));
+        s.push_str(&call_interface(
+            &spec.io,
+            spec.k,
+            spec.prior_cap(),
+            layout.sort_keys_staged,
+        ));
     }
     writeln!(s, "#define ENTRY {entry}").unwrap();
     s.push_str(&digit_functions(spec));
@@ -297,7 +302,7 @@ fn score_type(dtype: Dtype) -> String {
 /// The call interface's constants (`docs/interface.md`), for a spec beyond the plain operator
 /// only: `CALL_IO` switches the fragments' interface code on, so a plain spec's source is the
 /// plain operator's.
-fn call_interface(io: &Io, k: u32, prior_cap: u32) -> String {
+fn call_interface(io: &Io, k: u32, prior_cap: u32, sort_keys_staged: bool) -> String {
     let mut s = String::from("#define CALL_IO 1  // the call interface (docs/interface.md)\n");
     let mut c = |name: &str, ty: &str, value: String, why: &str| {
         writeln!(s, "constexpr {ty} {name} = {value};  // {why}").unwrap();
@@ -359,6 +364,12 @@ fn call_interface(io: &Io, k: u32, prior_cap: u32) -> String {
         "int",
         sort_slots(k).to_string(),
         "pairs of the output sort: K up to a power of two",
+    );
+    c(
+        "SORT_KEYS_STAGED",
+        "bool",
+        sort_keys_staged.to_string(),
+        "a sorted row's keys staged in the workspace as committed",
     );
     if io.transform == Transform::PagedRows {
         s.push_str("#define CALL_PAGE_ROWS 1  // row r reads page-table row page_rows[r]\n");

@@ -100,6 +100,9 @@ pub struct Layout {
     pub staging_words_per_cta: u32,
     /// CTAs that share one row (KV-split segments), 1 otherwise.
     pub ctas_per_row: u32,
+    /// Whether a sorted row's keys are staged in the workspace as they are committed
+    /// (`stages_sort_keys`); their words are part of `staging_words_per_cta`.
+    pub sort_keys_staged: bool,
 }
 
 /// Staged (key, index) pairs per KV-split segment.
@@ -135,9 +138,9 @@ impl Layout {
         // The stages keep one frontier buffer: the CTA's staging of admitted pairs.
         let frontier_buffers = if family == Family::Staged { 2 } else { 4 };
         // With order=sorted a row's output is sorted in the frontier buffers once it is done
-        // (callio.cu): SORT_SLOTS pairs of two words.
+        // (callio.cu): SORT_SLOTS pairs of two words and SORT_SLOTS bin counts.
         let sort_words = match spec.io.order {
-            Order::Sorted => 2 * crate::constants::sort_slots(spec.k),
+            Order::Sorted => 3 * crate::constants::sort_slots(spec.k),
             Order::Any => 0,
         };
         let frontier_words = (frontier_buffers * frontier_cap).max(sort_words);
@@ -145,6 +148,7 @@ impl Layout {
         // 1024 threads per SM at up to 64 registers each: two 512-thread CTAs measured faster
         // than three at 40 registers (which spilled), bench/RESULTS.md. 384-thread CTAs are
         // three per SM (56 registers, 3 x 74 KB of shared memory).
+        let sort_keys_staged = stages_sort_keys(spec, family);
         let min_blocks = if spec.threads == 384 {
             3
         } else {
@@ -165,6 +169,7 @@ impl Layout {
             },
             staging_words_per_cta: match family {
                 Family::KvSplit { splits } => splits as u32 * 2 * SEGMENT_CAP + 2 + splits as u32,
+                _ if sort_keys_staged => crate::constants::sort_slots(spec.k),
                 _ => 0,
             },
             ctas_per_row: match family {
@@ -172,8 +177,22 @@ impl Layout {
                 Family::Cluster { ctas } => ctas as u32,
                 _ => 1,
             },
+            sort_keys_staged,
         }
     }
+}
+
+/// Whether a sorted row's selected keys are staged beside its positions as they are committed
+/// (in the CTA's slice of the workspace, after the spill slices), so that the output sort reads
+/// them back instead of gathering the scores: where one CTA commits all of a row (the persistent
+/// and row-local families). The cluster, KV-split and staged families commit from several CTAs
+/// and gather.
+fn stages_sort_keys(spec: &Spec, family: Family) -> bool {
+    spec.io.order == Order::Sorted
+        && matches!(
+            family,
+            Family::Persistent | Family::RowLocalRegister | Family::RowLocalStreaming
+        )
 }
 
 /// Whether the family samples: the persistent, KV-split and cluster families honour a sampled

@@ -101,6 +101,9 @@ pub(crate) fn compose(spec: &Spec) -> Result<(ShardedSource, Composition), Codeg
         frontier_cap0: staged.frontier_cap0,
         frontier_cap1: staged.frontier_cap1,
         dynamic_smem: staged.dynamic_smem,
+        // The copy stage's sort gathers its keys; nothing is staged beside the positions.
+        sort_keys_staged: false,
+        staging_words_per_cta: staged.staging_words_per_cta,
         ..Layout::of(spec, family)
     };
     let hash = spec_hash(spec);

@@ -96,3 +96,64 @@ fn every_part_of_the_call_interface_generates() {
         }
     }
 }
+
+/// A sorted row's keys are staged beside its positions only by the kernels that set the staging
+/// slice up (one CTA commits the whole row), and every such kernel sizes its workspace for it;
+/// the others (several CTAs commit a row) gather the keys in the sort.
+#[test]
+fn sorted_keys_are_staged_exactly_where_a_kernel_sets_the_slice_up() {
+    use topk_dsl::RowLocalVariant;
+    let mappings = [
+        (Mapping::Persistent, true),
+        (Mapping::RowLocal(RowLocalVariant::Register), true),
+        (Mapping::RowLocal(RowLocalVariant::Streaming), true),
+        (Mapping::KvSplit { splits: 4 }, false),
+        (Mapping::Cluster { ctas: 8 }, false),
+        (Mapping::Staged, false),
+    ];
+    for (mapping, staged) in mappings {
+        let (proposal, threads) = match mapping {
+            Mapping::RowLocal(_) => (topk_dsl::Proposal::Exact, 1024),
+            Mapping::Cluster { .. } => (Spec::default().proposal, 1024),
+            _ => (Spec::default().proposal, Spec::default().threads),
+        };
+        let spec = Spec {
+            mapping,
+            proposal,
+            threads,
+            io: Io {
+                order: Order::Sorted,
+                ..Io::DEFAULT
+            },
+            ..Spec::default()
+        };
+        let kernel = generate(&spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let s = &kernel.source;
+        assert!(
+            s.contains(&format!("constexpr bool SORT_KEYS_STAGED = {staged};")),
+            "{spec}"
+        );
+        assert_eq!(kernel.layout.sort_keys_staged, staged, "{spec}");
+        let entry = &s[s.rfind("ENTRY(ENTRY_PARAMS)").expect("an entry kernel")..];
+        assert_eq!(
+            entry.contains("stage_sort_keys(spill, spill_cap)"),
+            staged,
+            "{spec}"
+        );
+        if staged {
+            assert!(kernel.layout.staging_words_per_cta >= spec.k, "{spec}");
+        }
+    }
+    // The context-parallel stages take the persistent family's constants but gather.
+    let spec = Spec {
+        io: Io {
+            order: Order::Sorted,
+            ..Io::DEFAULT
+        },
+        ..Spec::default()
+    };
+    let sharded = generate_sharded(&spec).unwrap();
+    assert!(sharded
+        .source
+        .contains("constexpr bool SORT_KEYS_STAGED = false;"));
+}

@@ -236,7 +236,7 @@ fn pool_candidates(k: u32, width: u32) -> Vec<Spec> {
 /// The kernels that spread a row over many CTAs, for a few long rows of `width`.
 fn spread_row_candidates(k: u32, width: u32) -> Vec<Spec> {
     let mut out = Vec::new();
-    if width >= policy::CLUSTER_FROM_WIDTH {
+    if width >= policy::SHORT_CLUSTER8_FROM_WIDTH {
         // Eight or sixteen CTAs of a cluster per row (fail to plan without clusters, before
         // sm_90).
         out.push(policy::cluster_spec(k, 8));

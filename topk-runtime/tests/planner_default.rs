@@ -172,12 +172,26 @@ fn a_few_long_rows_take_the_cluster_kernel_where_clusters_exist() {
     for (m_cap, width) in [
         (17u32, 1u32 << 19),
         (33, 1 << 20),
-        (1, 1 << 17),
+        (9, 1 << 17),
+        (1, (1 << 16) - 1),
         (16, 1 << 22),
         (1, (1 << 22) + 4),
     ] {
         let name = rule(&h200, 2048, m_cap, width);
         assert!(!name.starts_with("cluster"), "{m_cap} x {width}: {name}");
+    }
+    // Up to 8 rows of 64K-256K: exact 8-CTA clusters.
+    for (m_cap, width) in [(1u32, 1u32 << 16), (8, 1 << 17), (4, (1 << 18) - 1)] {
+        assert_eq!(
+            rule(&h200, 2048, m_cap, width),
+            "cluster8",
+            "{m_cap} x {width}"
+        );
+        assert_eq!(
+            policy::default_spec(&h200, 2048, m_cap, width),
+            topk_runtime::policy::cluster_spec(2048, 8),
+            "{m_cap} x {width}"
+        );
     }
 }
 

@@ -260,6 +260,9 @@ struct RowIo {
 #endif
 };
 __shared__ RowIo s_row_io;
+// SORT_KEYS_STAGED: the CTA's slice of SORT_SLOTS words for a sorted row's keys, slot for slot
+// with the positions put_selected stages in the output row (stage_sort_keys, callio.cu).
+__shared__ u32* s_sort_keys;
 
 #ifdef CALL_BOUNDARY
 // Each thread's largest descending key among the scores it committed in the row (its smallest
@@ -292,7 +295,7 @@ __device__ __forceinline__ int written_index(int pos) {
 // Writes selected position `pos` of the row to output slot `slot` (an int or a u32, as the
 // caller's counter gives it) as the call stores it, with values its score `x` (the element as
 // loaded, so its bits survive) beside it. With order=sorted the bare position is staged
-// instead: sort_output_row orders and writes the row.
+// instead (its key beside it with SORT_KEYS_STAGED): sort_output_row orders and writes the row.
 template <class Slot>
 __device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slot, int pos, float x) {
 #ifdef CALL_BOUNDARY
@@ -300,17 +303,19 @@ __device__ __forceinline__ void put_selected(int* __restrict__ out_row, Slot slo
 #endif
   if constexpr (SORTED) {
     out_row[slot] = pos;
+    if constexpr (SORT_KEYS_STAGED) s_sort_keys[slot] = desc_key32(x);
   } else {
     out_row[slot] = written_index(pos);
     if constexpr (VALUES) s_row_io.values[slot] = to_score(x);
   }
 }
 
-// Whether a commit needs the score itself: for the values output or the boundary output.
+// Whether a commit needs the score itself: for the values output, the boundary output or the
+// sort's staged keys.
 #ifdef CALL_BOUNDARY
 constexpr bool COMMIT_NEEDS_SCORE = true;
 #else
-constexpr bool COMMIT_NEEDS_SCORE = VALUES && !SORTED;
+constexpr bool COMMIT_NEEDS_SCORE = (VALUES && !SORTED) || SORT_KEYS_STAGED;
 #endif
 
 // The score at position `pos` whose key is `key`: rebuilt from the key (score_of_key) rather

@@ -133,11 +133,35 @@ __device__ __forceinline__ int load_cg_i32(const int* p) {
 // order=sorted: orders the row's n staged positions (put_selected) by (key, position), that is
 // descending by value with equal values in ascending position order, and writes them as the
 // call stores them, values beside, then -1 up to K. Every thread calls, once the row's
-// positions are all staged (by this CTA, or fenced by a cluster barrier). A bitonic sort of
-// SORT_SLOTS packed pairs: the pairs sit in the frontier buffers, which the row no longer needs,
-// and each warp sorts blocks of SORT_BLOCK of them in registers (element e of a lane at
-// e * 32 + lane: strides under 32 through shuffles, larger ones within the lane), so only the
-// strides that reach across blocks go through shared memory, with a block barrier each.
+// positions are all staged (by this CTA, or fenced by a cluster barrier).
+//
+// A counting sort over the frontier buffers, which the row no longer needs: the keys (staged
+// beside the positions, else gathered from the row) fall into SORT_SLOTS bins spread evenly
+// over [smallest, largest] key, the packed (key, position) pairs are scattered bin by bin, and
+// each pair's rank is its bin's start plus the pairs of its bin below it. A bin of more than
+// SORT_BIN_MAX pairs (many equal or tightly clustered keys) would make that quadratic, so such a
+// row is finished by a bitonic sort of the scattered pairs instead.
+__host__ __device__ constexpr int sort_bin_bits() {
+  int b = 0;
+  while ((1 << b) < SORT_SLOTS) ++b;
+  return b;
+}
+constexpr int SORT_BIN_BITS = sort_bin_bits();
+constexpr int SORT_BIN_MAX = 48;
+constexpr int SORT_ITEMS = (K + THREADS - 1) / THREADS;  // staged slots per thread
+
+// SORT_KEYS_STAGED: where this CTA's sorted rows stage their keys, after the grid's spill slices
+// (the host sizes the slices as Layout::staging_words_per_cta says). Thread 0, before any row.
+__device__ __forceinline__ void stage_sort_keys(int* spill, int spill_cap) {
+  if (threadIdx.x == 0)
+    s_sort_keys = reinterpret_cast<u32*>(spill + (long long)gridDim.x * 4 * spill_cap) +
+                  (long long)blockIdx.x * SORT_SLOTS;
+}
+
+// The bitonic sort of the fallback, over SORT_SLOTS packed pairs (padded with ~0). Each warp
+// sorts blocks of SORT_BLOCK pairs in registers (element e of a lane at e * 32 + lane: strides
+// under 32 through shuffles, larger ones within the lane), so only the strides that reach
+// across blocks go through shared memory, with a block barrier each.
 __host__ __device__ constexpr int sort_lane_pairs() {
   int p = 1;  // pairs per lane: a power of two up to 8, so every warp has a block if it can
   while (p < 8 && 64 * p * (THREADS / 32) <= SORT_SLOTS) p <<= 1;
@@ -201,26 +225,8 @@ __device__ __forceinline__ void sort_blocks(u64* pairs, int size) {
   }
 }
 
-__device__ void sort_output_row(int* __restrict__ out_row, int n) {
-  u64* pairs = reinterpret_cast<u64*>(smem_words + FRONTIER_AT);
-  __syncthreads();
-  // Every staged position is loaded before any score, so a thread's score loads overlap.
-  constexpr int PER_THREAD = (SORT_SLOTS + THREADS - 1) / THREADS;
-  int staged[PER_THREAD];
-#pragma unroll
-  for (int u = 0; u < PER_THREAD; ++u) {
-    const int i = threadIdx.x + u * THREADS;
-    staged[u] = i < n ? load_cg_i32(out_row + i) : 0;
-  }
-#pragma unroll
-  for (int u = 0; u < PER_THREAD; ++u) {
-    const int i = threadIdx.x + u * THREADS;
-    if (i >= SORT_SLOTS) break;
-    u64 pair = ~0ull;  // past the row: after every pair
-    if (i < n) pair = ((u64)desc_key32(load_cg(s_row_io.row + staged[u])) << 32) | (u32)staged[u];
-    pairs[i] = pair;
-  }
-  __syncthreads();
+// Sorts SORT_SLOTS packed pairs ascending. Every thread calls; ends with a barrier.
+__device__ void bitonic_sort_pairs(u64* pairs) {
   // Sizes up to a block: in registers alone (size 0: all of them at once).
   sort_blocks(pairs, 0);
   __syncthreads();
@@ -238,16 +244,140 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
     sort_blocks(pairs, size);
     __syncthreads();
   }
-  for (int i = threadIdx.x; i < K; i += THREADS) {
-    if (i < n) {
-      const u64 pair = pairs[i];
-      const int pos = (int)(u32)pair;
-      out_row[i] = written_index(pos);
-      if constexpr (VALUES) s_row_io.values[i] = to_score(score_at((u32)(pair >> 32), pos));
-    } else {
-      out_row[i] = -1;
-      if constexpr (VALUES) s_row_io.values[i] = to_score(__uint_as_float(0xff800000u));
+}
+
+// Exclusive prefix sums of counts[0, SORT_SLOTS) in place; returns the largest count to every
+// thread. Every thread calls; ends with a barrier.
+__device__ u32 scan_sort_counts(u32* counts) {
+  constexpr int PER = (SORT_SLOTS + THREADS - 1) / THREADS;  // consecutive bins per thread
+  __shared__ u32 s_warp_sums[THREADS / 32];
+  __shared__ u32 s_biggest;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int first = threadIdx.x * PER;
+  u32 c[PER];
+  u32 sum = 0u, biggest = 0u;
+#pragma unroll
+  for (int u = 0; u < PER; ++u) {
+    c[u] = first + u < SORT_SLOTS ? counts[first + u] : 0u;
+    sum += c[u];
+    biggest = max(biggest, c[u]);
+  }
+  u32 inclusive = sum;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const u32 t = __shfl_up_sync(FULL_MASK, inclusive, d);
+    if (lane >= d) inclusive += t;
+  }
+  biggest = __reduce_max_sync(FULL_MASK, biggest);
+  if (lane == 31) s_warp_sums[warp] = inclusive;
+  if (threadIdx.x == 0) s_biggest = 0u;
+  __syncthreads();
+  if (lane == 0) atomicMax(&s_biggest, biggest);
+  u32 run = inclusive - sum;
+  for (int w = 0; w < warp; ++w) run += s_warp_sums[w];
+#pragma unroll
+  for (int u = 0; u < PER; ++u) {
+    if (first + u < SORT_SLOTS) counts[first + u] = run;
+    run += c[u];
+  }
+  __syncthreads();
+  return s_biggest;
+}
+
+__device__ __forceinline__ u32 load_cg_u32(const u32* p) {
+  u32 v;
+  asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+
+// Output slot `rank` of a sorted row: the position's index as the call stores it, its score
+// beside it.
+__device__ __forceinline__ void put_sorted(int* __restrict__ out_row, int rank, u32 key, int pos) {
+  out_row[rank] = written_index(pos);
+  if constexpr (VALUES) s_row_io.values[rank] = to_score(score_at(key, pos));
+}
+
+__device__ void sort_output_row(int* __restrict__ out_row, int n) {
+  u64* pairs = reinterpret_cast<u64*>(smem_words + FRONTIER_AT);
+  u32* counts = reinterpret_cast<u32*>(smem_words + FRONTIER_AT + 2 * SORT_SLOTS);
+  __shared__ u32 s_lo, s_hi;
+  __syncthreads();
+  // Every staged position (and key) is loaded before any score, so a thread's loads overlap.
+  int pos[SORT_ITEMS];
+  u32 key[SORT_ITEMS];
+#pragma unroll
+  for (int u = 0; u < SORT_ITEMS; ++u) {
+    const int i = threadIdx.x + u * THREADS;
+    pos[u] = i < n ? load_cg_i32(out_row + i) : 0;
+    if constexpr (SORT_KEYS_STAGED) key[u] = i < n ? load_cg_u32(s_sort_keys + i) : ~0u;
+  }
+  if constexpr (!SORT_KEYS_STAGED) {
+#pragma unroll
+    for (int u = 0; u < SORT_ITEMS; ++u) {
+      const int i = threadIdx.x + u * THREADS;
+      key[u] = i < n ? desc_key32(load_cg(s_row_io.row + pos[u])) : ~0u;
     }
+  }
+  for (int i = threadIdx.x; i < SORT_SLOTS; i += THREADS) counts[i] = 0u;
+  if (threadIdx.x == 0) {
+    s_lo = ~0u;
+    s_hi = 0u;
+  }
+  u32 lo = ~0u, hi = 0u;
+#pragma unroll
+  for (int u = 0; u < SORT_ITEMS; ++u) {
+    if (threadIdx.x + u * THREADS < n) {
+      lo = min(lo, key[u]);
+      hi = max(hi, key[u]);
+    }
+  }
+  lo = __reduce_min_sync(FULL_MASK, lo);
+  hi = __reduce_max_sync(FULL_MASK, hi);
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) {
+    atomicMin(&s_lo, lo);
+    atomicMax(&s_hi, hi);
+  }
+  __syncthreads();
+  lo = s_lo;
+  hi = n > 0 ? s_hi : lo;
+  // Bins of 2^shift keys each, so that [lo, hi] spans at most SORT_SLOTS of them.
+  const int shift = max(0, 32 - __clz(hi - lo) - SORT_BIN_BITS);
+  u32 bin[SORT_ITEMS], arrival[SORT_ITEMS];
+#pragma unroll
+  for (int u = 0; u < SORT_ITEMS; ++u) {
+    bin[u] = (key[u] - lo) >> shift;
+    if (threadIdx.x + u * THREADS < n) arrival[u] = atomicAdd(&counts[bin[u]], 1u);
+  }
+  __syncthreads();
+  const u32 biggest = scan_sort_counts(counts);  // counts[b]: where bin b starts
+#pragma unroll
+  for (int u = 0; u < SORT_ITEMS; ++u) {
+    if (threadIdx.x + u * THREADS < n)
+      pairs[counts[bin[u]] + arrival[u]] = ((u64)key[u] << 32) | (u32)pos[u];
+  }
+  if (biggest > SORT_BIN_MAX) {
+    for (int i = n + threadIdx.x; i < SORT_SLOTS; i += THREADS) pairs[i] = ~0ull;  // after all
+    __syncthreads();
+    bitonic_sort_pairs(pairs);
+    for (int i = threadIdx.x; i < n; i += THREADS)
+      put_sorted(out_row, i, (u32)(pairs[i] >> 32), (int)(u32)pairs[i]);
+  } else {
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < SORT_ITEMS; ++u) {
+      if (threadIdx.x + u * THREADS >= n) continue;
+      const u32 b0 = counts[bin[u]];
+      const u32 b1 = bin[u] + 1 < SORT_SLOTS ? counts[bin[u] + 1] : (u32)n;
+      const u64 mine = ((u64)key[u] << 32) | (u32)pos[u];
+      u32 rank = b0;
+      for (u32 j = b0; j < b1; ++j) rank += pairs[j] < mine;
+      put_sorted(out_row, (int)rank, key[u], pos[u]);
+    }
+  }
+  for (int i = n + threadIdx.x; i < K; i += THREADS) {
+    out_row[i] = -1;
+    if constexpr (VALUES) s_row_io.values[i] = to_score(__uint_as_float(0xff800000u));
   }
   __syncthreads();
 }

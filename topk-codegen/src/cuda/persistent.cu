@@ -46,6 +46,7 @@ ENTRY(ENTRY_PARAMS) {
   stagger_start(m);
 #if CALL_IO
   const CallArgs call = CALL_ARGS;
+  if constexpr (SORT_KEYS_STAGED) stage_sort_keys(spill, spill_cap);
 #endif
   for (int row = blockIdx.x; row < m;) {
 #if CALL_IO

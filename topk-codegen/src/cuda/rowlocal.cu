@@ -43,6 +43,7 @@ ENTRY(ENTRY_PARAMS) {
   RowCtx c = make_ctx(spill, spill_cap);
 #if CALL_IO
   const CallArgs call = CALL_ARGS;
+  if constexpr (SORT_KEYS_STAGED) stage_sort_keys(spill, spill_cap);
 #endif
   for (int row = blockIdx.x; row < m; row += gridDim.x) {
 #if CALL_IO

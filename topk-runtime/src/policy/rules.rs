@@ -60,12 +60,15 @@ pub const MAP: [Rule; 6] = [
                 && ((CLUSTER_FROM_WIDTH..=CLUSTER_TO_WIDTH).contains(&w)
                     && m <= cluster8_wave_rows(f)
                     || (SAMPLED_CLUSTER8_FROM_WIDTH..=CLUSTER16_TO_WIDTH).contains(&w)
-                        && m as u64 * w as u64 <= sampled_cluster8_scores(f))
+                        && m as u64 * w as u64 <= sampled_cluster8_scores(f)
+                    || (SHORT_CLUSTER8_FROM_WIDTH..CLUSTER_FROM_WIDTH).contains(&w)
+                        && m <= SHORT_CLUSTER8_MAX_ROWS)
         },
         spec: |s, f| cluster(s, f, 8),
-        why: "about a wave of 8-CTA clusters for more rows than 16-CTA clusters hold; sampled \
-              from 1M, on two 512-thread CTAs per SM past a wave of 1024-thread ones",
-        measured: "A few long rows; Sampled cluster kernels",
+        why: "about a wave of 8-CTA clusters for more rows than 16-CTA clusters hold, and for up \
+              to 8 rows of 64K-256K; sampled from 1M, on two 512-thread CTAs per SM past a wave \
+              of 1024-thread ones",
+        measured: "A few long rows; Sampled cluster kernels; A few rows of 64K-128K",
     },
     Rule {
         name: "staged",
@@ -96,6 +99,12 @@ pub const STREAMING_BELOW_WIDTH: u32 = 49_152;
 
 /// Narrowest rows of the cluster kernel.
 pub const CLUSTER_FROM_WIDTH: u32 = 1 << 18;
+/// Narrowest rows that a batch of at most [`SHORT_CLUSTER8_MAX_ROWS`] rows spreads over exact
+/// 8-CTA clusters (narrower ones keep one CTA per row).
+pub const SHORT_CLUSTER8_FROM_WIDTH: u32 = 1 << 16;
+/// Most rows narrower than [`CLUSTER_FROM_WIDTH`] that take exact 8-CTA clusters: past a wave
+/// of them (about 15 rows) the pool's one CTA per row is faster.
+pub const SHORT_CLUSTER8_MAX_ROWS: u32 = 8;
 /// Widest rows of exact 8-CTA clusters.
 pub const CLUSTER_TO_WIDTH: u32 = 1 << 21;
 /// Widest rows of 16-CTA and sampled 8-CTA clusters.
