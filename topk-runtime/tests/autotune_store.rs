@@ -144,7 +144,7 @@ fn every_width_of_a_bucket_gets_the_same_candidate_set() {
                 .iter()
                 .any(|s| s.to_string().contains(map))
         };
-        assert!(has(200_000, "map=cluster(8)") && !has(131_072, "map=cluster(8)"));
+        assert!(has(40_000, "map=cluster(8)") && !has(32_768, "map=cluster(8)"));
         assert!(has(600_000, "map=staged") && !has(262_144, "map=staged"));
     }
 }
