@@ -335,10 +335,11 @@ __device__ __forceinline__ void put_selected_key(int* __restrict__ out_row, int 
   put_selected(out_row, slot, pos, x);
 }
 
-// A slot past a short row's scores: -1, with values -inf.
+// A slot past a short row's scores: -1, with values -inf (the sorted output's too, whose sort
+// writes its padding with this).
 __device__ __forceinline__ void put_padding(int* __restrict__ out_row, int slot) {
   out_row[slot] = -1;
-  if constexpr (VALUES && !SORTED) s_row_io.values[slot] = to_score(__uint_as_float(0xff800000u));
+  if constexpr (VALUES) s_row_io.values[slot] = to_score(__uint_as_float(0xff800000u));
 }
 #else
 // The plain operator writes the position itself.

@@ -284,12 +284,6 @@ __device__ u32 scan_sort_counts(u32* counts) {
   return s_biggest;
 }
 
-__device__ __forceinline__ u32 load_cg_u32(const u32* p) {
-  u32 v;
-  asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p));
-  return v;
-}
-
 // Output slot `rank` of a sorted row: the position's index as the call stores it, its score
 // beside it.
 __device__ __forceinline__ void put_sorted(int* __restrict__ out_row, int rank, u32 key, int pos) {
@@ -309,7 +303,8 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
   for (int u = 0; u < SORT_ITEMS; ++u) {
     const int i = threadIdx.x + u * THREADS;
     pos[u] = i < n ? load_cg_i32(out_row + i) : 0;
-    if constexpr (SORT_KEYS_STAGED) key[u] = i < n ? load_cg_u32(s_sort_keys + i) : ~0u;
+    if constexpr (SORT_KEYS_STAGED)
+      key[u] = i < n ? (u32)load_cg_i32(reinterpret_cast<const int*>(s_sort_keys) + i) : ~0u;
   }
   if constexpr (!SORT_KEYS_STAGED) {
 #pragma unroll
@@ -375,10 +370,7 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
       put_sorted(out_row, (int)rank, key[u], pos[u]);
     }
   }
-  for (int i = n + threadIdx.x; i < K; i += THREADS) {
-    out_row[i] = -1;
-    if constexpr (VALUES) s_row_io.values[i] = to_score(__uint_as_float(0xff800000u));
-  }
+  for (int i = n + threadIdx.x; i < K; i += THREADS) put_padding(out_row, i);
   __syncthreads();
 }
 
