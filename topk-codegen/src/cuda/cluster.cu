@@ -30,7 +30,9 @@ __device__ __forceinline__ u32 cluster_count() {
   asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
   return r;
 }
-// Every thread of the cluster arrives (release) and waits (acquire). The `.aligned` forms need
+// Every thread of the cluster arrives (release) and waits (acquire), both at cluster scope: the
+// writes before it, to shared and to global memory (spill slices, output rows), are visible to
+// every CTA of the cluster after it, with no device-wide fence. The `.aligned` forms need
 // converged warps; callers may come straight from divergent loops.
 __device__ __forceinline__ void cluster_sync() {
   __syncwarp();
@@ -58,11 +60,17 @@ __device__ __forceinline__ u32 dsmem_add(u32 a, u32 v) {
 }
 
 // Rank 0 only, after a cluster barrier that follows every CTA's last histogram update: adds
-// the other CTAs' coarse histograms to its own through DSMEM; ends with a block barrier.
+// the other CTAs' coarse histograms to its own through DSMEM; ends with a block barrier. All of
+// a bin's remote loads are issued before the first is added, so their latencies overlap.
 __device__ __forceinline__ void rank0_sum_hist() {
   for (int bin = threadIdx.x; bin < COARSE_BINS; bin += THREADS) {
-    u32 sum = (u32)s_hist()[bin];
-    for (u32 r = 1; r < CLUSTER_CTAS; ++r) sum += dsmem_load(dsmem(&s_hist()[bin], r));
+    u32 part[CLUSTER_CTAS];
+    part[0] = (u32)s_hist()[bin];
+#pragma unroll
+    for (u32 r = 1; r < CLUSTER_CTAS; ++r) part[r] = dsmem_load(dsmem(&s_hist()[bin], r));
+    u32 sum = 0u;
+#pragma unroll
+    for (u32 r = 0; r < CLUSTER_CTAS; ++r) sum += part[r];
     s_hist()[bin] = (int)sum;
   }
   __syncthreads();
@@ -105,7 +113,6 @@ __device__ int cluster_collect_band(const score_t* __restrict__ seg, int len, in
     });
   }
   report_nan(nan, control);
-  __threadfence();
   cluster_sync();
   const int n = (int)dsmem_load(count_at);
   cluster_sync();  // every CTA has read the count before any appends again
@@ -268,7 +275,6 @@ ENTRY(ENTRY_PARAMS) {
           }
         });
       }
-      __threadfence();
       cluster_sync();
       if (rank == 0) quota = s_scratch()[SCRATCH_QUOTA];
     }

@@ -10,11 +10,15 @@ constexpr int REFINE_BATCH = THREADS >= 1024 ? 1 : 2;
 // entry with the K-th key) continues over its positions, in the same digits: the composite key
 // (key, position) is a total order, so its last round leaves exactly the entries to commit. The
 // group's positions then stand in for its keys in the frontier (they are all one key).
+// The rounds' loops are unrolled (each round's digit a constant) except with ties=lowest, whose
+// twice as many inlined rounds spilled registers on CTAs of up to 512 threads.
 #if CALL_IO
 constexpr int REFINE_ROUNDS = LOWEST_TIES ? 2 * NUM_DIGITS : NUM_DIGITS;
+constexpr int REFINE_UNROLL = LOWEST_TIES ? 1 : REFINE_ROUNDS;
 #define ROUND_DIGIT(j) ((j) % NUM_DIGITS)
 #else
 #define REFINE_ROUNDS NUM_DIGITS
+#define REFINE_UNROLL NUM_DIGITS
 #define ROUND_DIGIT(j) (j)
 #endif
 
@@ -166,6 +170,52 @@ __device__ __forceinline__ void finish_in_one_warp(int n, int cur, int quota, bo
   __syncthreads();
 }
 
+// A frontier of at most RANK_SWEEP_MAX items is finished by one ranking sweep instead of a
+// round per key digit (a histogram, a scan of HIST_BINS and a pass, each behind barriers): every
+// item counts the items ahead of it, and the first `quota` take the row's last slots. Its cost
+// grows with the square of the frontier, the rounds' with the histogram, so only small ones.
+constexpr int RANK_SWEEP_MAX = THREADS < 256 ? THREADS : 256;
+
+// Whether frontier `buf` of n items is small enough for finish_by_ranking and held in shared
+// memory (the sweep reads the other items from there).
+__device__ __forceinline__ bool rank_sweep_fits(int n, int buf) {
+  return n > 32 && n <= RANK_SWEEP_MAX && n <= cap_of(buf);
+}
+
+// The ranking sweep over frontier `cur` (rank_sweep_fits): `group` consecutive threads of a warp
+// share an item, each comparing it with every group-th other item, and their counts are summed
+// by shuffles. The order is the full key, equal keys by frontier position (with ties=lowest by
+// row position), the same as finish_in_one_warp's.
+__device__ __forceinline__ void finish_by_ranking(int n, int cur, int quota, bool keyed,
+                                                  int* __restrict__ out_row) {
+  int group = 1;  // the same in every thread: a power of two up to a warp
+  while (group < 32 && 2 * group * n <= THREADS) group *= 2;
+  const int item = (int)threadIdx.x / group;
+  const int part = (int)threadIdx.x % group;
+  const u32* keys = s_keys(cur);
+  const int* idxs = s_idx(cur);
+  u32 key = 0u;
+  int idx = 0;
+  int rank = 0;
+  if (item < n) {
+    key = keys[item];
+    idx = idxs[item];
+    for (int o = part; o < n; o += group) {
+      const u32 other = keys[o];
+#if CALL_IO
+      if constexpr (LOWEST_TIES) {
+        rank += other < key || (other == key && idxs[o] < idx);
+        continue;
+      }
+#endif
+      rank += other < key || (other == key && o < item);
+    }
+  }
+  for (int lane = group / 2; lane > 0; lane /= 2) rank += __shfl_xor_sync(FULL_MASK, rank, lane);
+  if (item < n && part == 0 && rank < quota) put_selected_key(out_row, K - quota + rank, idx, key, keyed);
+  __syncthreads();
+}
+
 // The boundary group is exactly the slots left: all of it belongs to the output, and the
 // remaining digits (a histogram, a scan and a pass each) are skipped.
 __device__ __forceinline__ void emit_whole_frontier(int n, int cur, bool keyed, RowCtx& c,
@@ -191,9 +241,14 @@ __device__ __forceinline__ void start_round() {
 // Refinement of a frontier held on chip (shared memory plus the spill slice): n items in
 // frontier 0, all from `lo` up, `quota` slots left. The first round cuts [lo, upper] into linear
 // slices (LinearDigit) where that range is finite and wide, else (`upper` NaN) bins the leading
-// key digit; the key digits follow on the boundary group.
+// key digit; the key digits follow on the boundary group. A small frontier, at the start or after
+// a round, is ranked in one sweep instead.
 __device__ __forceinline__ void refine_on_chip(int n, float lo, float upper, int quota, RowCtx& c,
                                                int* __restrict__ out_row) {
+  if (n != quota && rank_sweep_fits(n, 0)) {
+    finish_by_ranking(n, 0, quota, true, out_row);
+    return;
+  }
   int cur = 0;  // ping-pong buffer holding the current frontier
   const bool linear = n != quota && n > 32 && linear_digit_usable(lo, upper);
   if (linear) {
@@ -213,11 +268,12 @@ __device__ __forceinline__ void refine_on_chip(int n, float lo, float upper, int
     count_frontier(n, 0, [](u32 key) { return digit_of(key, 0); }, c);
   }
   __syncthreads();
-#pragma unroll
+#pragma unroll REFINE_UNROLL
   for (int j = 0; j < REFINE_ROUNDS; ++j) {
     const bool keyed = j < NUM_DIGITS;  // the frontier's key slots hold keys (partition_frontier)
     if (n == quota) { emit_whole_frontier(n, cur, keyed, c, out_row); break; }
     if (n <= 32) { finish_in_one_warp(n, cur, quota, keyed, c, out_row); break; }
+    if (rank_sweep_fits(n, cur)) { finish_by_ranking(n, cur, quota, keyed, out_row); break; }
     const Boundary b = find_boundary<HIST_BINS>(quota);
     if (b.bin >= (1 << digit_width(ROUND_DIGIT(j)))) break;  // only reachable with NaN input (reported)
     start_round();
@@ -247,7 +303,7 @@ __device__ void refine_by_rescan(const Src& src, float lo, float hi, int quota,
   __syncthreads();
   u32 prefix = 0u;     // the round key's prefix found so far
   u32 threshold = 0u;  // the K-th key, once the key's digits are done
-#pragma unroll
+#pragma unroll REFINE_UNROLL
   for (int j = 0; j < REFINE_ROUNDS; ++j) {
     const int dj = ROUND_DIGIT(j);
     const bool positions = j >= NUM_DIGITS;
