@@ -105,7 +105,7 @@ __device__ int cluster_collect_band(const score_t* __restrict__ seg, int len, in
   const u32 idx0 = dsmem(s_idx(0), 0);
   u32 nan = 0u;
   if (len > 0) {
-    stream_row<false, false, true>(seg, len, [&](float x, int i) {
+    stream_row(seg, len, [&](float x, int i) {
       if (!(x < lo)) {
         if (x != x) nan = 1u;
         else if (!(x >= hi)) append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);
@@ -242,7 +242,7 @@ ENTRY(ENTRY_PARAMS) {
       __syncthreads();
       u32 nan = 0u;
       if (b > a) {
-        stream_row<false, false, true>(row_ptr + a, b - a, [&](float x, int) {
+        stream_row(row_ptr + a, b - a, [&](float x, int) {
           nan |= x != x ? 1u : 0u;
           atomicAdd(&s_hist()[coarse_bin(x)], 1);
         });
@@ -268,7 +268,7 @@ ENTRY(ENTRY_PARAMS) {
       const u32 keys0 = dsmem(s_keys(0), 0);
       const u32 idx0 = dsmem(s_idx(0), 0);
       if (b > a) {
-        stream_row<false, false, true>(row_ptr + a, b - a, [&](float x, int i) {
+        stream_row(row_ptr + a, b - a, [&](float x, int i) {
           if (x >= lo) {
             if (x >= hi) put_selected(out_row, dsmem_add(out_at, 1u), a + i, x);
             else append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);

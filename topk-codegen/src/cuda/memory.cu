@@ -174,13 +174,10 @@ struct NoQuad {
 // partial batch whose loads are issued together, each predicated on its position: one round
 // trip to memory instead of up to three (codegen version 18). Without it they stay a loop of
 // one vector per trip, which the compiler unrolls by two: the partial batch made the exact
-// routes' passes over rows of 16K-24K 5-14% slower there (bench/RESULTS.md). BATCH_TAIL asks for
-// the partial batch without a gate: a cluster CTA's segment of a decode row is often shorter
-// than one full batch, so all of it is then one round trip instead of two or more.
+// routes' passes over rows of 16K-24K 5-14% slower there (bench/RESULTS.md).
 
 static_assert(THREADS >= 128 / (int)sizeof(score_t), "stream_row peels a line's scores, one per thread");
-template <bool EVICT_FIRST = false, bool GATE = false, bool BATCH_TAIL = GATE, class F,
-          class Q = NoQuad>
+template <bool EVICT_FIRST = false, bool GATE = false, class F, class Q = NoQuad>
 __device__ __forceinline__ void stream_row(const score_t* __restrict__ row, int L, F&& f,
                                            float gate = 0.0f, Q&& quad = Q()) {
   const int tid = threadIdx.x;
@@ -209,7 +206,7 @@ __device__ __forceinline__ void stream_row(const score_t* __restrict__ row, int 
       each_score(v[u], i, f);
     }
   }
-  if constexpr (GATE || BATCH_TAIL) {
+  if constexpr (GATE) {
     if (j < nvec) {
       row_vec v[UNROLL];
 #pragma unroll
@@ -219,11 +216,7 @@ __device__ __forceinline__ void stream_row(const score_t* __restrict__ row, int 
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         if (j + u * THREADS >= nvec) break;
-        if constexpr (GATE) {
-          GATE_VEC(v[u], head + VEC * (j + u * THREADS), gate, quad);
-        } else {
-          each_score(v[u], head + VEC * (j + u * THREADS), f);
-        }
+        GATE_VEC(v[u], head + VEC * (j + u * THREADS), gate, quad);
       }
     }
   } else {
