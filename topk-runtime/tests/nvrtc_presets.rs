@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use topk_runtime::cuda::nvrtc::{compile, compile_ptx, nvrtc_available, Arch};
+use topk_runtime::cuda::nvrtc::{compile, compile_ptx, nvrtc_available, resources, Arch};
 
 /// The architecture the tests compile for, or None (with a note naming `test`) without NVRTC.
 fn sm90a_or_skip(test: &str) -> Option<Arch> {
@@ -296,4 +296,65 @@ fn the_prior_and_boundary_compile_with_nvrtc_where_generated() {
     }
     assert_eq!(samples.len(), 6 * 4, "samples compiled");
     jobs.compile_all(&arch);
+}
+
+/// The default map's kernels keep their values in registers: on the H200's facts, every kernel
+/// the map picks at K = 2048 over a grid of shapes assembles without spills, with `ties=lowest`
+/// (whose tie rounds once spilled 700-800 bytes per thread on the 256- and 512-thread pools)
+/// with at most a few words, and at K = 512 within a small budget (its 384-thread pool spills 36
+/// bytes). A spill in the row stream costs a bandwidth-bound kernel its speed.
+#[test]
+fn the_default_maps_kernels_assemble_without_spills() {
+    let Some(arch) = sm90a_or_skip("the_default_maps_kernels_assemble_without_spills") else {
+        return;
+    };
+    use topk_runtime::policy::{default_spec, DeviceFacts};
+    /// Spill bytes per thread allowed with `ties=lowest` (its rounds are not unrolled).
+    const LOWEST_TIES_SPILL: u32 = 16;
+    /// Spill bytes per thread allowed at K = 512 (`bench/RESULTS.md` times K = 2048 only).
+    const K512_SPILL: u32 = 48;
+    let facts = DeviceFacts::h200();
+    let mut specs: Vec<(topk_dsl::Spec, u32)> = Vec::new();
+    let mut seen = HashSet::new();
+    for k in [2048u32, 512] {
+        for rows in [1u32, 8, 32, 512, 2048, 8192, 16_384] {
+            for width in [32_768u32, 65_536, 131_072, 262_144, 1 << 20] {
+                let plain = default_spec(&facts, k, rows, width);
+                let mut lowest = plain.clone();
+                lowest.io.ties = topk_dsl::Ties::Lowest;
+                let plain_allowed = if k == 2048 { 0 } else { K512_SPILL };
+                for (spec, allowed) in [(plain, plain_allowed), (lowest, LOWEST_TIES_SPILL)] {
+                    if (k == 2048 || allowed == plain_allowed) && seen.insert(spec.to_string()) {
+                        specs.push((spec, allowed));
+                    }
+                }
+            }
+        }
+    }
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(specs.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((spec, allowed)) = specs.get(i) else {
+                    break;
+                };
+                let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+                let problem = match resources(&kernel.source, &kernel.entry, &arch) {
+                    Ok(r) if r.spill_stores.max(r.spill_loads) <= *allowed => continue,
+                    Ok(r) => format!(
+                        "spills {} bytes stored / {} loaded per thread ({} registers; at most {allowed})",
+                        r.spill_stores, r.spill_loads, r.registers
+                    ),
+                    Err(e) => format!("{e}"),
+                };
+                failures.lock().unwrap().push(format!("{spec}: {problem}"));
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(specs.len() >= 8, "only {} kernels checked", specs.len());
 }

@@ -234,6 +234,61 @@ pub(crate) fn compile_with_options(
     })
 }
 
+/// What the assembler gave one kernel: registers per thread and local-memory spill traffic
+/// (bytes per thread), from ptxas' verbose report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resources {
+    /// Registers per thread.
+    pub registers: u32,
+    /// Bytes of spill stores per thread.
+    pub spill_stores: u32,
+    /// Bytes of spill loads per thread.
+    pub spill_loads: u32,
+}
+
+/// Compiles `source` to a CUBIN for `arch` as [`compile`] does, with the assembler's verbose
+/// report, and returns the resources of its one entry. For checks that a kernel keeps its
+/// registers (a spill on the row stream costs bandwidth-bound kernels their speed).
+pub fn resources(source: &str, entry_hint: &str, arch: &Arch) -> Result<Resources> {
+    let mut options = compile_options(arch);
+    options.push("-Xptxas".to_string());
+    options.push("-v".to_string());
+    let (_, log) = run_nvrtc(source, entry_hint, arch, &options)?;
+    parse_resources(&log).ok_or_else(|| {
+        Error::Cuda(format!(
+            "no register report for `{entry_hint}` in the assembler's log:\n{log}"
+        ))
+    })
+}
+
+/// The registers and spill bytes of ptxas' verbose log of one entry. A function the entry calls
+/// without inlining has its own properties line; the largest spill of any is reported.
+fn parse_resources(log: &str) -> Option<Resources> {
+    fn number_before(line: &str, unit: &str) -> Option<u32> {
+        let at = line.find(unit)?;
+        line[..at].split_whitespace().last()?.parse().ok()
+    }
+    let registers = log
+        .lines()
+        .find(|l| l.contains("Used ") && l.contains(" registers"))
+        .and_then(|l| number_before(l, " registers"))?;
+    let mut spill_stores = None;
+    let mut spill_loads = 0;
+    for line in log.lines().filter(|l| l.contains(" bytes spill stores")) {
+        spill_stores = Some(
+            spill_stores
+                .unwrap_or(0)
+                .max(number_before(line, " bytes spill stores")?),
+        );
+        spill_loads = spill_loads.max(number_before(line, " bytes spill loads")?);
+    }
+    Some(Resources {
+        registers,
+        spill_stores: spill_stores?,
+        spill_loads,
+    })
+}
+
 /// Compiles `source` for the virtual architecture of `arch` and returns the PTX: NVRTC's
 /// front end and code generator without the assembler, several times faster than [`compile`].
 /// For checks that a source compiles where the assembler is exercised by other kernels of the
@@ -386,4 +441,29 @@ fn text_until_nul(raw: &[c_char]) -> String {
         .map(|&c| c as u8)
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_assemblers_report_gives_registers_and_the_largest_spill() {
+        let log = "ptxas info    : Compiling entry function 'e' for 'sm_90a'\n\
+                   ptxas info    : Function properties for helper\n\
+                   ptxas         .     16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n\
+                   ptxas info    : Function properties for e\n\
+                   ptxas         .     88 bytes stack frame, 124 bytes spill stores, 692 bytes spill loads\n\
+                   ptxas info    : Used 64 registers, used 1 barriers, 88 bytes cumulative stack size\n";
+        assert_eq!(
+            parse_resources(log),
+            Some(Resources {
+                registers: 64,
+                spill_stores: 124,
+                spill_loads: 692
+            })
+        );
+        assert_eq!(parse_resources("ptxas info    : Used 40 registers\n"), None);
+        assert_eq!(parse_resources(""), None);
+    }
 }
