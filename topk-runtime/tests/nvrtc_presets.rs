@@ -79,39 +79,44 @@ impl Jobs {
                 (job, assemble)
             })
             .collect();
-        let next = AtomicUsize::new(0);
-        let failures = Mutex::new(Vec::new());
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-        std::thread::scope(|scope| {
-            for _ in 0..workers.min(jobs.len()) {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((job, assemble)) = jobs.get(i) else {
-                        break;
-                    };
-                    let problem = if *assemble {
-                        match compile(&job.source, &job.entry, arch) {
-                            Ok(out) if out.cubin.starts_with(b"\x7fELF") => continue,
-                            Ok(_) => "not a CUBIN".to_owned(),
-                            Err(e) => format!("does not compile: {e}"),
-                        }
-                    } else {
-                        match compile_ptx(&job.source, &job.entry, arch) {
-                            Ok(ptx) if ptx.contains(&format!(".entry {}", job.entry)) => continue,
-                            Ok(_) => format!("PTX without the entry {}", job.entry),
-                            Err(e) => format!("does not compile: {e}"),
-                        }
-                    };
-                    failures
-                        .lock()
-                        .unwrap()
-                        .push(format!("{} {problem}", job.label));
-                });
-            }
+        on_every_core(&jobs, |(job, assemble)| {
+            let problem = if *assemble {
+                match compile(&job.source, &job.entry, arch) {
+                    Ok(out) if out.cubin.starts_with(b"\x7fELF") => return None,
+                    Ok(_) => "not a CUBIN".to_owned(),
+                    Err(e) => format!("does not compile: {e}"),
+                }
+            } else {
+                match compile_ptx(&job.source, &job.entry, arch) {
+                    Ok(ptx) if ptx.contains(&format!(".entry {}", job.entry)) => return None,
+                    Ok(_) => format!("PTX without the entry {}", job.entry),
+                    Err(e) => format!("does not compile: {e}"),
+                }
+            };
+            Some(format!("{} {problem}", job.label))
         });
-        let failures = failures.into_inner().unwrap();
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
+}
+
+/// Runs `check` on every item, on every core (NVRTC compiles independent programs side by side;
+/// one at a time these tests took minutes), and panics with every problem it returns.
+fn on_every_core<T: Sync>(items: &[T], check: impl Fn(&T) -> Option<String> + Sync) {
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(items.len()) {
+            scope.spawn(|| {
+                while let Some(item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if let Some(problem) = check(item) {
+                        failures.lock().unwrap().push(problem);
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
@@ -320,7 +325,7 @@ fn the_default_maps_kernels_assemble_without_spills() {
         for rows in [1u32, 8, 32, 512, 2048, 8192, 16_384] {
             for width in [32_768u32, 65_536, 131_072, 262_144, 1 << 20] {
                 let plain = default_spec(&facts, k, rows, width);
-                let mut lowest = plain.clone();
+                let mut lowest = plain;
                 lowest.io.ties = topk_dsl::Ties::Lowest;
                 let plain_allowed = if k == 2048 { 0 } else { K512_SPILL };
                 for (spec, allowed) in [(plain, plain_allowed), (lowest, LOWEST_TIES_SPILL)] {
@@ -331,30 +336,17 @@ fn the_default_maps_kernels_assemble_without_spills() {
             }
         }
     }
-    let next = AtomicUsize::new(0);
-    let failures = Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(specs.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((spec, allowed)) = specs.get(i) else {
-                    break;
-                };
-                let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-                let problem = match resources(&kernel.source, &kernel.entry, &arch) {
-                    Ok(r) if r.spill_stores.max(r.spill_loads) <= *allowed => continue,
-                    Ok(r) => format!(
-                        "spills {} bytes stored / {} loaded per thread ({} registers; at most {allowed})",
-                        r.spill_stores, r.spill_loads, r.registers
-                    ),
-                    Err(e) => format!("{e}"),
-                };
-                failures.lock().unwrap().push(format!("{spec}: {problem}"));
-            });
-        }
+    on_every_core(&specs, |(spec, allowed)| {
+        let kernel = topk_codegen::generate(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let problem = match resources(&kernel.source, &kernel.entry, &arch) {
+            Ok(r) if r.spill_stores.max(r.spill_loads) <= *allowed => return None,
+            Ok(r) => format!(
+                "spills {} bytes stored / {} loaded per thread ({} registers; at most {allowed})",
+                r.spill_stores, r.spill_loads, r.registers
+            ),
+            Err(e) => format!("{e}"),
+        };
+        Some(format!("{spec}: {problem}"))
     });
-    let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(specs.len() >= 8, "only {} kernels checked", specs.len());
 }
