@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Registers and spills of generated kernels, from ptxas (through NVRTC, sm_90a). Needs no GPU.
 
-For each spec (the default map's kernels of the operator matrix and the few-row calls unless
-specs are given) and each interface variant, prints ptxas' register count and spill bytes:
+For each spec (by default every kernel the default map picks at K = 2048 on the H200's facts,
+read from `topk plan --table`) and each interface variant, prints ptxas' register count and
+spill bytes per thread:
 
-    python3 scripts/ptxas-spills.py                          # the default list
+    python3 scripts/ptxas-spills.py                          # the default map's kernels
     python3 scripts/ptxas-spills.py 'k=2048,map=cluster(8),propose=exact,threads=1024'
     VARIANTS=',order=sorted' python3 scripts/ptxas-spills.py  # one variant (comma-led suffixes)
 
 Uses the `topk` binary of target/release (cargo build --release -p topk) and the libnvrtc that
-scripts/install-nvrtc.sh installs (or LIBNVRTC=path).
+scripts/install-nvrtc.sh installs (or LIBNVRTC=path). The test
+`the_default_maps_kernels_assemble_without_spills` (topk-runtime/tests/nvrtc_presets.rs) holds
+the plain kernels to no spills.
 """
 import ctypes
 import os
@@ -18,13 +21,6 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_SPECS = [
-    "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5,exact_below=24576),threads=512,view=run(2),tail=2@264",
-    "k=2048,map=persistent,propose=sampled(stride=128,rho=1.75,rescue=2.5,exact_below=24576),threads=384,view=run(2),prefetch=1",
-    "k=2048,map=persistent,propose=sampled(stride=128,rho=1.5,rescue=2,exact_below=24576),threads=256,view=run(2)",
-    "k=2048,map=cluster(16),propose=exact,threads=1024",
-    "k=2048,map=cluster(8),propose=sampled(stride=128,rho=2,rescue=2.5),threads=1024,view=run(2)",
-]
 DEFAULT_VARIANTS = ["", ",values=true", ",order=sorted", ",ties=lowest", ",order=sorted,ties=lowest",
                     ",rows=window(relative)", ",transform=paged", ",dtype=f16",
                     ",dtype=bf16,order=sorted,ties=lowest,values=true"]
@@ -63,13 +59,27 @@ def ptxas_log(lib, source: bytes) -> str:
     return text
 
 
+def default_map_specs(topk: str) -> list:
+    """The distinct specs of the default map's table at K = 2048 (H200 facts), in table order."""
+    table = subprocess.run([topk, "plan", "--table", "--k", "2048", "--device-facts", "h200"],
+                           capture_output=True, text=True, check=True).stdout
+    specs = []
+    for line in table.splitlines():
+        if line.startswith("#") or not line.strip() or line.split()[0] == "K":
+            continue
+        spec = line.split()[-1]
+        if spec not in specs:
+            specs.append(spec)
+    return specs
+
+
 def main() -> int:
-    specs = sys.argv[1:] or DEFAULT_SPECS
     variants = os.environ["VARIANTS"].split(";") if "VARIANTS" in os.environ else DEFAULT_VARIANTS
     topk = os.path.join(ROOT, "target/release/topk")
     if not os.path.exists(topk):
         print("target/release/topk not found: cargo build --release -p topk", file=sys.stderr)
         return 2
+    specs = sys.argv[1:] or default_map_specs(topk)
     lib = nvrtc()
     print(f"{'regs':>4} {'spill st':>8} {'spill ld':>8}  spec")
     for spec in specs:

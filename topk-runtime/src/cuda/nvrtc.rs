@@ -272,19 +272,17 @@ fn parse_resources(log: &str) -> Option<Resources> {
         .lines()
         .find(|l| l.contains("Used ") && l.contains(" registers"))
         .and_then(|l| number_before(l, " registers"))?;
-    let mut spill_stores = None;
-    let mut spill_loads = 0;
+    let mut spills: Option<(u32, u32)> = None;
     for line in log.lines().filter(|l| l.contains(" bytes spill stores")) {
-        spill_stores = Some(
-            spill_stores
-                .unwrap_or(0)
-                .max(number_before(line, " bytes spill stores")?),
-        );
-        spill_loads = spill_loads.max(number_before(line, " bytes spill loads")?);
+        let stores = number_before(line, " bytes spill stores")?;
+        let loads = number_before(line, " bytes spill loads")?;
+        let (most_stores, most_loads) = spills.unwrap_or((0, 0));
+        spills = Some((most_stores.max(stores), most_loads.max(loads)));
     }
+    let (spill_stores, spill_loads) = spills?;
     Some(Resources {
         registers,
-        spill_stores: spill_stores?,
+        spill_stores,
         spill_loads,
     })
 }
