@@ -338,18 +338,22 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
   hi = n > 0 ? s_hi : lo;
   // Bins of 2^shift keys each, so that [lo, hi] spans at most SORT_SLOTS of them.
   const int shift = max(0, 32 - __clz(hi - lo) - SORT_BIN_BITS);
-  u32 bin[SORT_ITEMS], arrival[SORT_ITEMS];
+  // A pair's bin (high half) and its arrival in the bin (low half), both under 2^16: one
+  // register per staged slot instead of two, which kept the 384-thread kernels from spilling.
+  static_assert(SORT_SLOTS <= 65536 && K <= 65536, "a bin and an arrival share a word");
+  u32 place[SORT_ITEMS];
 #pragma unroll
   for (int u = 0; u < SORT_ITEMS; ++u) {
-    bin[u] = (key[u] - lo) >> shift;
-    if (threadIdx.x + u * THREADS < n) arrival[u] = atomicAdd(&counts[bin[u]], 1u);
+    const u32 bin = (key[u] - lo) >> shift;
+    place[u] = bin << 16;
+    if (threadIdx.x + u * THREADS < n) place[u] |= atomicAdd(&counts[bin], 1u);
   }
   __syncthreads();
   const u32 biggest = scan_sort_counts(counts);  // counts[b]: where bin b starts
 #pragma unroll
   for (int u = 0; u < SORT_ITEMS; ++u) {
     if (threadIdx.x + u * THREADS < n)
-      pairs[counts[bin[u]] + arrival[u]] = ((u64)key[u] << 32) | (u32)pos[u];
+      pairs[counts[place[u] >> 16] + (place[u] & 0xffffu)] = ((u64)key[u] << 32) | (u32)pos[u];
   }
   if (biggest > SORT_BIN_MAX) {
     for (int i = n + threadIdx.x; i < SORT_SLOTS; i += THREADS) pairs[i] = ~0ull;  // after all
@@ -362,8 +366,9 @@ __device__ void sort_output_row(int* __restrict__ out_row, int n) {
 #pragma unroll
     for (int u = 0; u < SORT_ITEMS; ++u) {
       if (threadIdx.x + u * THREADS >= n) continue;
-      const u32 b0 = counts[bin[u]];
-      const u32 b1 = bin[u] + 1 < SORT_SLOTS ? counts[bin[u] + 1] : (u32)n;
+      const u32 bin = place[u] >> 16;
+      const u32 b0 = counts[bin];
+      const u32 b1 = bin + 1 < SORT_SLOTS ? counts[bin + 1] : (u32)n;
       const u64 mine = ((u64)key[u] << 32) | (u32)pos[u];
       u32 rank = b0;
       for (u32 j = b0; j < b1; ++j) rank += pairs[j] < mine;
