@@ -14,6 +14,9 @@
 // proposal underfills (recovery) or cannot serve (too few samples) take the exact path above.
 
 #define SCRATCH_QUOTA 36  // block scratch word after SCRATCH_F1: slots left in the boundary bin
+#define SCRATCH_CTA_BASE 41  // the first of this CTA's output slots on the exact route
+#define C_CTA_SLOTS 5        // counter: this CTA's scores above the boundary bin, then its slots taken
+constexpr int COARSE_PER_THREAD = (COARSE_BINS + THREADS - 1) / THREADS;  // bins tid + i * THREADS
 
 __device__ __forceinline__ u32 cluster_rank() {
   u32 r;
@@ -60,10 +63,15 @@ __device__ __forceinline__ u32 dsmem_add(u32 a, u32 v) {
 }
 
 // Rank 0 only, after a cluster barrier that follows every CTA's last histogram update: adds
-// the other CTAs' coarse histograms to its own through DSMEM; ends with a block barrier. All of
-// a bin's remote loads are issued before the first is added, so their latencies overlap.
-__device__ __forceinline__ void rank0_sum_hist() {
-  for (int bin = threadIdx.x; bin < COARSE_BINS; bin += THREADS) {
+// the other CTAs' coarse histograms to its own through DSMEM, leaving its own counts of bins
+// tid + i * THREADS in own[i]; ends with a block barrier. All of a bin's remote loads are issued
+// before the first is added, so their latencies overlap.
+__device__ __forceinline__ void rank0_sum_hist(u32 (&own)[COARSE_PER_THREAD]) {
+#pragma unroll
+  for (int i = 0; i < COARSE_PER_THREAD; ++i) {
+    const int bin = threadIdx.x + i * THREADS;
+    own[i] = 0u;
+    if (bin >= COARSE_BINS) continue;
     u32 part[CLUSTER_CTAS];
     part[0] = (u32)s_hist()[bin];
 #pragma unroll
@@ -71,9 +79,32 @@ __device__ __forceinline__ void rank0_sum_hist() {
     u32 sum = 0u;
 #pragma unroll
     for (u32 r = 0; r < CLUSTER_CTAS; ++r) sum += part[r];
+    own[i] = part[0];
     s_hist()[bin] = (int)sum;
   }
   __syncthreads();
+}
+
+// The first of this CTA's output slots for its scores above the boundary bin `bin`: their count
+// (its own bins before `bin`, own[i] for bin tid + i * THREADS) reserved at once in rank 0's
+// committed count, so the pass that commits them takes slots from a counter in its own shared
+// memory instead of one remote atomic per score on a word every CTA shares. Every thread calls;
+// C_CTA_SLOTS is zero on entry and counts the slots taken from the returned base on.
+__device__ __forceinline__ int reserve_cta_slots(const u32 (&own)[COARSE_PER_THREAD], int bin, u32 out_at) {
+  u32 n = 0u;
+#pragma unroll
+  for (int i = 0; i < COARSE_PER_THREAD; ++i)
+    if ((int)threadIdx.x + i * THREADS < bin) n += own[i];
+  n = __reduce_add_sync(FULL_MASK, n);
+  if ((threadIdx.x & 31) == 0 && n) atomicAdd(s_counter(C_CTA_SLOTS), (int)n);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const u32 mine = (u32)*s_counter(C_CTA_SLOTS);
+    s_scratch()[SCRATCH_CTA_BASE] = mine ? (int)dsmem_add(out_at, mine) : 0;
+    *s_counter(C_CTA_SLOTS) = 0;
+  }
+  __syncthreads();
+  return s_scratch()[SCRATCH_CTA_BASE];
 }
 
 // Appends (key, idx) to rank 0's frontier: its shared buffer 0 through DSMEM, continuing in its
@@ -132,7 +163,8 @@ __device__ int cluster_sampled_row(const score_t* __restrict__ row_ptr, int L, i
   __syncthreads();
   cluster_sync();
   if (rank == 0) {
-    rank0_sum_hist();
+    u32 own[COARSE_PER_THREAD];
+    rank0_sum_hist(own);
     proposal_from_hist(false);  // endpoints in rank 0's SCRATCH_F0 / SCRATCH_F1
     reset_row_counters();
   }
@@ -249,28 +281,38 @@ ENTRY(ENTRY_PARAMS) {
       }
       report_nan(nan, control);
       cluster_sync();
-      // 2. Rank 0 sums the histograms and finds tau* (eq. 20).
+      // 2. Rank 0 sums the histograms and finds tau* (eq. 20); every CTA keeps its own counts.
+      u32 own[COARSE_PER_THREAD];
       if (rank == 0) {
-        rank0_sum_hist();
-        const Boundary bd = find_boundary<COARSE_BINS>(K);
+        rank0_sum_hist(own);
+        const Boundary bd = find_boundary<COARSE_BINS>(K);  // its bin stays in SCRATCH_BIN
         coarse_endpoints_to_scratch(bd.bin, bd.bin - 1);
         if (threadIdx.x == 0) s_scratch()[SCRATCH_QUOTA] = K - bd.before;
         reset_row_counters();
+      } else {
+#pragma unroll
+        for (int i = 0; i < COARSE_PER_THREAD; ++i) {
+          const int bin = threadIdx.x + i * THREADS;
+          own[i] = bin < COARSE_BINS ? (u32)s_hist()[bin] : 0u;
+        }
       }
+      if (threadIdx.x == 0) *s_counter(C_CTA_SLOTS) = 0;
       cluster_sync();
       PROBE_MARK(PROBE_PROPOSED);
-      // 3. Every CTA commits its scores above the boundary bin and sends the bin's scores to
-      // rank 0's frontier.
+      // 3. Every CTA commits its scores above the boundary bin, in slots it reserved at once, and
+      // sends the bin's scores to rank 0's frontier.
       lo = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
       hi = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F1], 0)));
+      const int boundary_bin = (int)dsmem_load(dsmem(&s_scratch()[SCRATCH_BIN], 0));
       const u32 out_at = dsmem(s_counter(C_OUT), 0);
       const u32 count_at = dsmem(s_counter(C_COUNT), 0);
       const u32 keys0 = dsmem(s_keys(0), 0);
       const u32 idx0 = dsmem(s_idx(0), 0);
+      const int base = reserve_cta_slots(own, boundary_bin, out_at);
       if (b > a) {
         stream_row(row_ptr + a, b - a, [&](float x, int i) {
           if (x >= lo) {
-            if (x >= hi) put_selected(out_row, dsmem_add(out_at, 1u), a + i, x);
+            if (x >= hi) put_selected(out_row, base + atomicAdd(s_counter(C_CTA_SLOTS), 1), a + i, x);
             else append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);
           }
         });
