@@ -35,7 +35,8 @@ pub(crate) fn emit(spec: &Spec, family: Family, layout: &Layout, entry: &str) ->
         .into_iter()
         .chain(proposal_constants(spec, sampled))
         .chain(frontier_constants(layout))
-        .chain(family_constants(spec, family, sampled));
+        .chain(family_constants(spec, family, sampled))
+        .chain(stage_constants(family, layout));
     for c in constants {
         writeln!(
             s,
@@ -178,6 +179,27 @@ fn frontier_constants(layout: &Layout) -> Vec<Const> {
             "int",
             layout.frontier_cap1,
             "shared pairs of frontier buffer 1 (the refinement's boundary groups)",
+        ),
+    ]
+}
+
+/// The cluster CTA's segment stage (`Layout::segment_stage`).
+fn stage_constants(family: Family, layout: &Layout) -> Vec<Const> {
+    if !matches!(family, Family::Cluster { .. }) {
+        return Vec::new();
+    }
+    vec![
+        konst(
+            "STAGE_CAP",
+            "int",
+            layout.segment_stage,
+            "scores of a segment held in shared memory between the exact passes",
+        ),
+        konst(
+            "STAGE_AT",
+            "int",
+            layout.segment_stage_at(),
+            "word offset of that stage in the dynamic shared memory",
         ),
     ]
 }

@@ -103,6 +103,10 @@ pub struct Layout {
     /// Whether a sorted row's keys are staged in the workspace as they are committed
     /// (`stages_sort_keys`); their words are part of `staging_words_per_cta`.
     pub sort_keys_staged: bool,
+    /// Scores of a cluster CTA's segment its exact route keeps in shared memory from the
+    /// histogram pass to the commit pass (after the frontier buffers), so the row is read once
+    /// where its segment fits; 0: the commit pass re-reads the row.
+    pub segment_stage: u32,
 }
 
 /// Staged (key, index) pairs per KV-split segment.
@@ -110,6 +114,11 @@ pub const SEGMENT_CAP: u32 = 8192;
 
 /// Scores per thread held in registers by the register row-local family.
 pub const REGISTER_ITEMS: u32 = 16;
+/// Scores a 1024-thread cluster CTA holds between its exact passes (`Layout::segment_stage`) at
+/// most: 128 KiB; such a CTA is alone on its SM anyway.
+pub const CLUSTER_SEGMENT_STAGE: u32 = 32_768;
+/// Dynamic shared memory one CTA may opt in to on sm_90 (227 KiB), bytes.
+const SMEM_PER_CTA_OPTIN: u32 = 227 << 10;
 /// Words of block scratch + counters ahead of the frontiers (keep in sync with block.cu).
 pub(crate) const SCRATCH_AND_COUNTERS: u32 = 44 + 8;
 
@@ -144,7 +153,14 @@ impl Layout {
             Order::Any => 0,
         };
         let frontier_words = (frontier_buffers * frontier_cap).max(sort_words);
-        let dynamic_smem = (hist_bins + SCRATCH_AND_COUNTERS + frontier_words) * 4;
+        let fixed_words = hist_bins + SCRATCH_AND_COUNTERS + frontier_words;
+        // What is left of the opt-in limit, in whole 16-byte vectors.
+        let room = (SMEM_PER_CTA_OPTIN / 4).saturating_sub(fixed_words) & !3;
+        let segment_stage = match family {
+            Family::Cluster { .. } if spec.threads >= 1024 => CLUSTER_SEGMENT_STAGE.min(room),
+            _ => 0,
+        };
+        let dynamic_smem = (fixed_words + segment_stage) * 4;
         // 1024 threads per SM at up to 64 registers each: two 512-thread CTAs measured faster
         // than three at 40 registers (which spilled), bench/RESULTS.md. 384-thread CTAs are
         // three per SM (56 registers, 3 x 74 KB of shared memory).
@@ -178,7 +194,13 @@ impl Layout {
                 _ => 1,
             },
             sort_keys_staged,
+            segment_stage,
         }
+    }
+
+    /// Word offset of the segment stage in the dynamic shared memory (after the frontiers).
+    pub fn segment_stage_at(&self) -> u32 {
+        self.dynamic_smem / 4 - self.segment_stage
     }
 }
 

@@ -1,5 +1,6 @@
 // ---- Cluster mapping (§4.5, §5.5): the CLUSTER_CTAS (8 or 16) CTAs of a thread-block cluster
-// share one row. Each CTA streams a contiguous 1/CLUSTER_CTAS of the row. Their coarse
+// share one row. Each CTA streams a contiguous 1/CLUSTER_CTAS of the row (on the exact route
+// its segment stays in its shared memory between the two passes where it fits). Their coarse
 // histograms are summed in rank 0's shared memory through distributed shared memory (DSMEM);
 // rank 0 finds the exact coarse boundary; every CTA commits its scores above the boundary bin
 // and appends the bin's scores to rank 0's frontier (DSMEM atomics, continuing in rank 0's
@@ -120,6 +121,28 @@ __device__ __forceinline__ void append_to_rank0(u32 count_at, u32 keys0, u32 idx
     g[0] = (int)key;
     g[c.spill_cap] = idx;
   }
+}
+
+// The exact route's segment stage: STAGE_CAP scores of this CTA's segment, written by the
+// histogram pass and read by the commit pass, so a segment that fits is read from memory once.
+static_assert(STAGE_AT % 4 == 0, "the segment stage is read as 16-byte vectors");
+__device__ __forceinline__ float* s_stage() { return reinterpret_cast<float*>(smem_words + STAGE_AT); }
+
+// Calls f(x, i) for the `len` staged scores, i their position in the segment, in no particular
+// order (16-byte reads of four, then the last len % 4 one each).
+template <class F>
+__device__ __forceinline__ void each_staged(int len, F&& f) {
+  const float4* v4 = reinterpret_cast<const float4*>(s_stage());
+  const int n4 = len >> 2;
+  for (int j = threadIdx.x; j < n4; j += THREADS) {
+    const float4 v = v4[j];
+    f(v.x, 4 * j);
+    f(v.y, 4 * j + 1);
+    f(v.z, 4 * j + 2);
+    f(v.w, 4 * j + 3);
+  }
+  const int i = 4 * n4 + (int)threadIdx.x;
+  if (i < len) f(s_stage()[i], i);
 }
 
 // Reports a NaN seen by any thread of this CTA.
@@ -273,10 +296,12 @@ ENTRY(ENTRY_PARAMS) {
       clear_hist(COARSE_BINS);
       __syncthreads();
       u32 nan = 0u;
+      const bool staged = b - a <= STAGE_CAP;
       if (b > a) {
-        stream_row(row_ptr + a, b - a, [&](float x, int) {
+        stream_row(row_ptr + a, b - a, [&](float x, int i) {
           nan |= x != x ? 1u : 0u;
           atomicAdd(&s_hist()[coarse_bin(x)], 1);
+          if (STAGE_CAP > 0 && staged) s_stage()[i] = x;
         });
       }
       report_nan(nan, control);
@@ -309,14 +334,14 @@ ENTRY(ENTRY_PARAMS) {
       const u32 keys0 = dsmem(s_keys(0), 0);
       const u32 idx0 = dsmem(s_idx(0), 0);
       const int base = reserve_cta_slots(own, boundary_bin, out_at);
-      if (b > a) {
-        stream_row(row_ptr + a, b - a, [&](float x, int i) {
-          if (x >= lo) {
-            if (x >= hi) put_selected(out_row, base + atomicAdd(s_counter(C_CTA_SLOTS), 1), a + i, x);
-            else append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);
-          }
-        });
-      }
+      const auto commit = [&](float x, int i) {
+        if (x >= lo) {
+          if (x >= hi) put_selected(out_row, base + atomicAdd(s_counter(C_CTA_SLOTS), 1), a + i, x);
+          else append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);
+        }
+      };
+      if (STAGE_CAP > 0 && staged) each_staged(b - a, commit);
+      else if (b > a) stream_row(row_ptr + a, b - a, commit);
       cluster_sync();
       if (rank == 0) quota = s_scratch()[SCRATCH_QUOTA];
     }
