@@ -16,7 +16,9 @@
 
 #define SCRATCH_QUOTA 36  // block scratch word after SCRATCH_F1: slots left in the boundary bin
 #define SCRATCH_CTA_BASE 41  // the first of this CTA's output slots on the exact route
+#define SCRATCH_CTA_TIE_BASE 42  // the first of its slots in rank 0's frontier
 #define C_CTA_SLOTS 5        // counter: this CTA's scores above the boundary bin, then its slots taken
+#define C_CTA_TIES 6         // counter: its scores in the boundary bin, then their slots taken
 constexpr int COARSE_PER_THREAD = (COARSE_BINS + THREADS - 1) / THREADS;  // bins tid + i * THREADS
 
 __device__ __forceinline__ u32 cluster_rank() {
@@ -86,33 +88,45 @@ __device__ __forceinline__ void rank0_sum_hist(u32 (&own)[COARSE_PER_THREAD]) {
   __syncthreads();
 }
 
-// The first of this CTA's output slots for its scores above the boundary bin `bin`: their count
-// (its own bins before `bin`, own[i] for bin tid + i * THREADS) reserved at once in rank 0's
-// committed count, so the pass that commits them takes slots from a counter in its own shared
-// memory instead of one remote atomic per score on a word every CTA shares. Every thread calls;
-// C_CTA_SLOTS is zero on entry and counts the slots taken from the returned base on.
-__device__ __forceinline__ int reserve_cta_slots(const u32 (&own)[COARSE_PER_THREAD], int bin, u32 out_at) {
-  u32 n = 0u;
+// This CTA's first output slot and first frontier slot of rank 0: the counts of its scores
+// above the boundary bin `bin` (its own bins before `bin`, own[i] for bin tid + i * THREADS) and
+// in that bin, each reserved at once in rank 0's committed and frontier counts, so the pass that
+// follows takes slots from counters in its own shared memory instead of one remote atomic per
+// score on a word every CTA shares. Every thread calls; C_CTA_SLOTS and C_CTA_TIES are zero on
+// entry and count the slots taken from the returned bases on.
+struct CtaSlots {
+  int out;    // first output slot
+  int ties;   // first frontier slot
+};
+__device__ __forceinline__ CtaSlots reserve_cta_slots(const u32 (&own)[COARSE_PER_THREAD], int bin,
+                                                      u32 out_at, u32 count_at) {
+  u32 above = 0u, at = 0u;
 #pragma unroll
-  for (int i = 0; i < COARSE_PER_THREAD; ++i)
-    if ((int)threadIdx.x + i * THREADS < bin) n += own[i];
-  n = __reduce_add_sync(FULL_MASK, n);
-  if ((threadIdx.x & 31) == 0 && n) atomicAdd(s_counter(C_CTA_SLOTS), (int)n);
+  for (int i = 0; i < COARSE_PER_THREAD; ++i) {
+    const int b = (int)threadIdx.x + i * THREADS;
+    if (b < bin) above += own[i];
+    else if (b == bin) at = own[i];
+  }
+  above = __reduce_add_sync(FULL_MASK, above);
+  at = __reduce_add_sync(FULL_MASK, at);
+  if ((threadIdx.x & 31) == 0 && above) atomicAdd(s_counter(C_CTA_SLOTS), (int)above);
+  if ((threadIdx.x & 31) == 0 && at) atomicAdd(s_counter(C_CTA_TIES), (int)at);
   __syncthreads();
   if (threadIdx.x == 0) {
-    const u32 mine = (u32)*s_counter(C_CTA_SLOTS);
-    s_scratch()[SCRATCH_CTA_BASE] = mine ? (int)dsmem_add(out_at, mine) : 0;
+    const u32 n_out = (u32)*s_counter(C_CTA_SLOTS), n_ties = (u32)*s_counter(C_CTA_TIES);
+    s_scratch()[SCRATCH_CTA_BASE] = n_out ? (int)dsmem_add(out_at, n_out) : 0;
+    s_scratch()[SCRATCH_CTA_TIE_BASE] = n_ties ? (int)dsmem_add(count_at, n_ties) : 0;
     *s_counter(C_CTA_SLOTS) = 0;
+    *s_counter(C_CTA_TIES) = 0;
   }
   __syncthreads();
-  return s_scratch()[SCRATCH_CTA_BASE];
+  return CtaSlots{s_scratch()[SCRATCH_CTA_BASE], s_scratch()[SCRATCH_CTA_TIE_BASE]};
 }
 
-// Appends (key, idx) to rank 0's frontier: its shared buffer 0 through DSMEM, continuing in its
-// global spill slice.
-__device__ __forceinline__ void append_to_rank0(u32 count_at, u32 keys0, u32 idx0, u32 key, int idx,
-                                                const RowCtx& c) {
-  const int pos = (int)dsmem_add(count_at, 1u);
+// Puts (key, idx) at position `pos` of rank 0's frontier: its shared buffer 0 through DSMEM,
+// continuing in its global spill slice.
+__device__ __forceinline__ void put_at_rank0(int pos, u32 keys0, u32 idx0, u32 key, int idx,
+                                             const RowCtx& c) {
   if (pos < CAP0) {
     dsmem_store(keys0 + 4u * (u32)pos, key);
     dsmem_store(idx0 + 4u * (u32)pos, (u32)idx);
@@ -121,6 +135,12 @@ __device__ __forceinline__ void append_to_rank0(u32 count_at, u32 keys0, u32 idx
     g[0] = (int)key;
     g[c.spill_cap] = idx;
   }
+}
+
+// Appends (key, idx) to rank 0's frontier (put_at_rank0 at a slot of its count).
+__device__ __forceinline__ void append_to_rank0(u32 count_at, u32 keys0, u32 idx0, u32 key, int idx,
+                                                const RowCtx& c) {
+  put_at_rank0((int)dsmem_add(count_at, 1u), keys0, idx0, key, idx, c);
 }
 
 // The exact route's segment stage: STAGE_CAP scores of this CTA's segment, written by the
@@ -321,7 +341,7 @@ ENTRY(ENTRY_PARAMS) {
           own[i] = bin < COARSE_BINS ? (u32)s_hist()[bin] : 0u;
         }
       }
-      if (threadIdx.x == 0) *s_counter(C_CTA_SLOTS) = 0;
+      if (threadIdx.x == 0) *s_counter(C_CTA_SLOTS) = *s_counter(C_CTA_TIES) = 0;
       cluster_sync();
       PROBE_MARK(PROBE_PROPOSED);
       // 3. Every CTA commits its scores above the boundary bin, in slots it reserved at once, and
@@ -333,11 +353,11 @@ ENTRY(ENTRY_PARAMS) {
       const u32 count_at = dsmem(s_counter(C_COUNT), 0);
       const u32 keys0 = dsmem(s_keys(0), 0);
       const u32 idx0 = dsmem(s_idx(0), 0);
-      const int base = reserve_cta_slots(own, boundary_bin, out_at);
+      const CtaSlots base = reserve_cta_slots(own, boundary_bin, out_at, count_at);
       const auto commit = [&](float x, int i) {
         if (x >= lo) {
-          if (x >= hi) put_selected(out_row, base + atomicAdd(s_counter(C_CTA_SLOTS), 1), a + i, x);
-          else append_to_rank0(count_at, keys0, idx0, desc_key32(x), a + i, c);
+          if (x >= hi) put_selected(out_row, base.out + atomicAdd(s_counter(C_CTA_SLOTS), 1), a + i, x);
+          else put_at_rank0(base.ties + atomicAdd(s_counter(C_CTA_TIES), 1), keys0, idx0, desc_key32(x), a + i, c);
         }
       };
       if (STAGE_CAP > 0 && staged) each_staged(b - a, commit);
