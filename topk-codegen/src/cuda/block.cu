@@ -5,7 +5,7 @@
 #define SCRATCH_BEFORE 33  // inclusive prefix before it
 #define SCRATCH_F0 34
 #define SCRATCH_F1 35
-#define SCRATCH_BIN_2 37     // the same for its second target (36 is the cluster's quota)
+#define SCRATCH_BIN_2 37     // the same for its second target (36 is free)
 #define SCRATCH_BEFORE_2 38
 #define SCRATCH_LIN_SCALE 39  // slice scale of the refinement's linear first round (refine.cu)
 #define SCRATCH_TOP 40  // the view's largest sample (ascending key), from proposal to refinement

@@ -1,20 +1,20 @@
 // ---- Cluster mapping (§4.5, §5.5): the CLUSTER_CTAS (8 or 16) CTAs of a thread-block cluster
 // share one row. Each CTA streams a contiguous 1/CLUSTER_CTAS of the row (on the exact route
 // its segment stays in its shared memory between the two passes where it fits). Their coarse
-// histograms are summed in rank 0's shared memory through distributed shared memory (DSMEM);
-// rank 0 finds the exact coarse boundary; every CTA commits its scores above the boundary bin
-// and appends the bin's scores to rank 0's frontier (DSMEM atomics, continuing in rank 0's
+// histograms are summed through distributed shared memory (DSMEM: each CTA sums one slice of
+// the bins over the cluster, then gathers every slice, cluster_sum_hist), so every CTA finds the
+// exact coarse boundary itself; every CTA commits its scores above the boundary bin and appends
+// the bin's scores to rank 0's frontier (slots reserved once per CTA, continuing in rank 0's
 // global spill slice); rank 0 refines alone. Clusters loop over rows; every CTA of a cluster
 // walks the same rows, so the cluster barriers below are reached by all of them.
 //
 // With a prior (prior=P/R), a row first admits the scores at or above its prior's cutoff in one
 // pass of every CTA (cluster_prior_row). With a sampled proposal (SAMPLED), a row then takes
 // the sampled routes of select_row: each
-// CTA histograms the view samples of its segment, rank 0 proposes the boundary from their sum,
-// and one pass of every CTA sends the scores at or above it to rank 0's frontier. Only rows the
+// CTA histograms the view samples of its segment, every CTA proposes the boundary from their
+// sum, and one pass of every CTA sends the scores at or above it to rank 0's frontier. Only rows the
 // proposal underfills (recovery) or cannot serve (too few samples) take the exact path above.
 
-#define SCRATCH_QUOTA 36  // block scratch word after SCRATCH_F1: slots left in the boundary bin
 #define SCRATCH_CTA_BASE 41  // the first of this CTA's output slots on the exact route
 #define SCRATCH_CTA_TIE_BASE 42  // the first of its slots in rank 0's frontier
 #define C_CTA_SLOTS 5        // counter: this CTA's scores above the boundary bin, then its slots taken
@@ -44,6 +44,12 @@ __device__ __forceinline__ void cluster_sync() {
   __syncwarp();
   asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 }
+// A cluster barrier that orders no memory (a relaxed arrive: no fence before it), for where
+// nothing written before it is read in another CTA after it.
+__device__ __forceinline__ void cluster_sync_relaxed() {
+  __syncwarp();
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
 // The DSMEM address of this CTA's shared word `p` in cluster CTA `rank`.
 __device__ __forceinline__ u32 dsmem(const void* p, u32 rank) {
   u32 a;
@@ -65,25 +71,45 @@ __device__ __forceinline__ u32 dsmem_add(u32 a, u32 v) {
   return old;
 }
 
-// Rank 0 only, after a cluster barrier that follows every CTA's last histogram update: adds
-// the other CTAs' coarse histograms to its own through DSMEM, leaving its own counts of bins
-// tid + i * THREADS in own[i]; ends with a block barrier. All of a bin's remote loads are issued
-// before the first is added, so their latencies overlap.
-__device__ __forceinline__ void rank0_sum_hist(u32 (&own)[COARSE_PER_THREAD]) {
-#pragma unroll
-  for (int i = 0; i < COARSE_PER_THREAD; ++i) {
-    const int bin = threadIdx.x + i * THREADS;
-    own[i] = 0u;
-    if (bin >= COARSE_BINS) continue;
+// The cluster's coarse histogram, summed in every CTA: each CTA's s_hist holds its own counts on
+// entry (a block barrier after its last update) and the cluster's sums on return (a block
+// barrier after), with its own counts of bins tid + i * THREADS left in own[i]. Each CTA first
+// sums one slice of the bins over every CTA into its frontier buffer 1 (free until the
+// refinement, after later cluster barriers), then gathers every slice: a CTA takes in
+// 2 * COARSE_BINS words through DSMEM instead of one CTA taking in every CTA's histogram, and
+// every CTA can find the boundary itself. Two cluster barriers (the first: every histogram is
+// complete; the second: every slice is summed and no CTA reads another's own counts any more).
+static_assert(COARSE_BINS % CLUSTER_CTAS == 0, "the coarse bins split into one slice per CTA");
+constexpr int HIST_SLICE = COARSE_BINS / CLUSTER_CTAS;
+static_assert(HIST_SLICE <= 2 * CAP1, "a slice of summed bins fits frontier buffer 1");
+__device__ __forceinline__ int* s_hist_slice() { return reinterpret_cast<int*>(s_keys(1)); }
+__device__ __forceinline__ void cluster_sum_hist(u32 rank, u32 (&own)[COARSE_PER_THREAD]) {
+  cluster_sync();
+  for (int j = threadIdx.x; j < HIST_SLICE; j += THREADS) {
+    const int bin = (int)rank * HIST_SLICE + j;
     u32 part[CLUSTER_CTAS];
-    part[0] = (u32)s_hist()[bin];
 #pragma unroll
-    for (u32 r = 1; r < CLUSTER_CTAS; ++r) part[r] = dsmem_load(dsmem(&s_hist()[bin], r));
+    for (u32 r = 0; r < CLUSTER_CTAS; ++r)
+      part[r] = r == rank ? (u32)s_hist()[bin] : dsmem_load(dsmem(&s_hist()[bin], r));
     u32 sum = 0u;
 #pragma unroll
     for (u32 r = 0; r < CLUSTER_CTAS; ++r) sum += part[r];
-    own[i] = part[0];
-    s_hist()[bin] = (int)sum;
+    s_hist_slice()[j] = (int)sum;
+  }
+#pragma unroll
+  for (int i = 0; i < COARSE_PER_THREAD; ++i) {
+    const int bin = threadIdx.x + i * THREADS;
+    own[i] = bin < COARSE_BINS ? (u32)s_hist()[bin] : 0u;
+  }
+  cluster_sync();
+#pragma unroll
+  for (int i = 0; i < COARSE_PER_THREAD; ++i) {
+    const int bin = threadIdx.x + i * THREADS;
+    if (bin < COARSE_BINS) {
+      const u32 from = (u32)(bin / HIST_SLICE);
+      const int j = bin % HIST_SLICE;
+      s_hist()[bin] = from == rank ? s_hist_slice()[j] : (int)dsmem_load(dsmem(&s_hist_slice()[j], from));
+    }
   }
   __syncthreads();
 }
@@ -200,21 +226,16 @@ __device__ int cluster_sampled_row(const score_t* __restrict__ row_ptr, int L, i
                                    u32 rank, const RowCtx& c, u32* __restrict__ control, float& lo) {
   if (view_samples(L, phase) < MIN_VIEW) return ROUTE_DIRECT_EXACT;
   clear_hist(COARSE_BINS);
+  if (rank == 0) reset_row_counters();  // before the barriers that precede any append
   __syncthreads();
   const int2 span = view_span(L, phase, a, b);
   view_hist(row_ptr, L, phase, span.x, span.y);
   __syncthreads();
-  cluster_sync();
-  if (rank == 0) {
-    u32 own[COARSE_PER_THREAD];
-    rank0_sum_hist(own);
-    proposal_from_hist(false);  // endpoints in rank 0's SCRATCH_F0 / SCRATCH_F1
-    reset_row_counters();
-  }
-  cluster_sync();
-  const float e0 = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
-  const float e1 = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F1], 0)));
-  // Rank 0 rewrites its scratch only after the barriers inside the collection below.
+  u32 own[COARSE_PER_THREAD];
+  cluster_sum_hist(rank, own);
+  // Every CTA proposes from the same sums: the same endpoints everywhere.
+  const ProposalResult p = proposal_from_hist(false);
+  const float e0 = p.e0, e1 = p.e1;
   const int admitted = cluster_collect_band(row_ptr + a, b - a, a, e0, quiet_nan(), c, control);
   lo = e0;
   return sampled_route(admitted, [&] {
@@ -312,8 +333,10 @@ ENTRY(ENTRY_PARAMS) {
       PROBE_MARK(PROBE_PROPOSED);
     }
     if (route == ROUTE_RECOVERY || route == ROUTE_DIRECT_EXACT) {
-      // 1. This segment's coarse histogram.
+      // 1. This segment's coarse histogram; rank 0's counters zeroed before the barriers that
+      // precede the reservations.
       clear_hist(COARSE_BINS);
+      if (rank == 0) reset_row_counters();
       __syncthreads();
       u32 nan = 0u;
       const bool staged = b - a <= STAGE_CAP;
@@ -325,35 +348,23 @@ ENTRY(ENTRY_PARAMS) {
         });
       }
       report_nan(nan, control);
-      cluster_sync();
-      // 2. Rank 0 sums the histograms and finds tau* (eq. 20); every CTA keeps its own counts.
+      // 2. Every CTA sums the histograms and finds tau* (eq. 20) itself; each keeps its own counts.
       u32 own[COARSE_PER_THREAD];
-      if (rank == 0) {
-        rank0_sum_hist(own);
-        const Boundary bd = find_boundary<COARSE_BINS>(K);  // its bin stays in SCRATCH_BIN
-        coarse_endpoints_to_scratch(bd.bin, bd.bin - 1);
-        if (threadIdx.x == 0) s_scratch()[SCRATCH_QUOTA] = K - bd.before;
-        reset_row_counters();
-      } else {
-#pragma unroll
-        for (int i = 0; i < COARSE_PER_THREAD; ++i) {
-          const int bin = threadIdx.x + i * THREADS;
-          own[i] = bin < COARSE_BINS ? (u32)s_hist()[bin] : 0u;
-        }
-      }
+      cluster_sum_hist(rank, own);
+      const Boundary bd = find_boundary<COARSE_BINS>(K);
       if (threadIdx.x == 0) *s_counter(C_CTA_SLOTS) = *s_counter(C_CTA_TIES) = 0;
-      cluster_sync();
+      coarse_endpoints_to_scratch(bd.bin, bd.bin - 1);  // its block barrier orders the zeroing
+      quota = K - bd.before;
       PROBE_MARK(PROBE_PROPOSED);
       // 3. Every CTA commits its scores above the boundary bin, in slots it reserved at once, and
       // sends the bin's scores to rank 0's frontier.
-      lo = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F0], 0)));
-      hi = __uint_as_float(dsmem_load(dsmem(&s_scratch()[SCRATCH_F1], 0)));
-      const int boundary_bin = (int)dsmem_load(dsmem(&s_scratch()[SCRATCH_BIN], 0));
+      lo = __int_as_float(s_scratch()[SCRATCH_F0]);
+      hi = __int_as_float(s_scratch()[SCRATCH_F1]);
       const u32 out_at = dsmem(s_counter(C_OUT), 0);
       const u32 count_at = dsmem(s_counter(C_COUNT), 0);
       const u32 keys0 = dsmem(s_keys(0), 0);
       const u32 idx0 = dsmem(s_idx(0), 0);
-      const CtaSlots base = reserve_cta_slots(own, boundary_bin, out_at, count_at);
+      const CtaSlots base = reserve_cta_slots(own, bd.bin, out_at, count_at);
       const auto commit = [&](float x, int i) {
         if (x >= lo) {
           if (x >= hi) put_selected(out_row, base.out + atomicAdd(s_counter(C_CTA_SLOTS), 1), a + i, x);
@@ -363,7 +374,6 @@ ENTRY(ENTRY_PARAMS) {
       if (STAGE_CAP > 0 && staged) each_staged(b - a, commit);
       else if (b > a) stream_row(row_ptr + a, b - a, commit);
       cluster_sync();
-      if (rank == 0) quota = s_scratch()[SCRATCH_QUOTA];
     }
     PROBE_MARK(PROBE_FRONTIER);
     // 4. Rank 0 refines the merged frontier (re-reading the row if it overflowed).
@@ -382,6 +392,7 @@ ENTRY(ENTRY_PARAMS) {
       finish_row(c, row, route, q0, control, row_info);
     }
   }
-  // No CTA leaves while another may still read its shared memory.
-  cluster_sync();
+  // No CTA leaves while another may still read its shared memory (nothing is published here,
+  // so the barrier orders no memory: no fence before it).
+  cluster_sync_relaxed();
 }
