@@ -274,39 +274,9 @@ __device__ int cluster_prior_row(const score_t* __restrict__ row_ptr, int a, int
 }
 #endif
 
-// This CTA's segment of a row of `len` scores: [a, b).
-__device__ __forceinline__ int2 cluster_segment(int len, u32 rank) {
-  const int seg = (((len + CLUSTER_CTAS - 1) / CLUSTER_CTAS) + 3) & ~3;
-  const int a = min(len, (int)rank * seg);
-  return make_int2(a, min(len, a + seg));
-}
-
-// Sends the lines of this CTA's segment of a full row (`width` scores, in bounds whatever the
-// row's length) to L2, at most PREFETCH_LINES_PER_THREAD per thread from its start: a kernel's
-// first row is then read from L2 while its length is still on the way.
-constexpr int PREFETCH_LINES_PER_THREAD = 2;
-__device__ __forceinline__ void prefetch_full_segment(const score_t* row, int width, u32 rank) {
-  const int2 s = cluster_segment(width, rank);
-  const char* first = reinterpret_cast<const char*>(row + s.x);
-  const char* end = reinterpret_cast<const char*>(row + s.y);
-  const long long lines = (end - first + 127) / 128;
-#pragma unroll
-  for (int i = 0; i < PREFETCH_LINES_PER_THREAD; ++i) {
-    const long long line = threadIdx.x + (long long)i * THREADS;
-    if (line < lines) asm volatile("prefetch.global.L2 [%0];" ::"l"(first + 128 * line));
-  }
-}
-
 extern "C" __global__ void __cluster_dims__(CLUSTER_CTAS, 1, 1) __launch_bounds__(THREADS, MIN_BLOCKS)
 ENTRY(ENTRY_PARAMS) {
   const u32 rank = cluster_rank();
-#if !CALL_IO
-  // The first row's length is loaded beside the live row count (one round trip to memory
-  // instead of two in a row) and, on the exact route, its segment is sent to L2 meanwhile.
-  const int first = (int)cluster_index();
-  const int first_length = first < m_cap ? lengths[first] : 0;
-  if (!SAMPLED && first < m_cap) prefetch_full_segment(scores + (long long)first * pitch, width, rank);
-#endif
   int m = *live_rows;
   if (m > m_cap || m < 0) {
     if (threadIdx.x == 0 && blockIdx.x == 0) atomicOr(control + CONTROL_STATUS, STATUS_BAD_ROWS);
@@ -327,8 +297,7 @@ ENTRY(ENTRY_PARAMS) {
     const int L = span.L;
     const score_t* row_ptr = scores + (long long)row * pitch + span.start;
 #else
-    const int L = row == first ? length_in_range(first_length, width, control)
-                               : checked_length(lengths, row, width, control);
+    const int L = checked_length(lengths, row, width, control);
     const score_t* row_ptr = scores + (long long)row * pitch;
 #endif
     int* out_row = out + (long long)row * out_pitch;
@@ -347,8 +316,9 @@ ENTRY(ENTRY_PARAMS) {
       }
       continue;
     }
-    const int2 segment = cluster_segment(L, rank);
-    const int a = segment.x, b = segment.y;
+    const int seg = (((L + CLUSTER_CTAS - 1) / CLUSTER_CTAS) + 3) & ~3;
+    const int a = min(L, (int)rank * seg);
+    const int b = min(L, a + seg);
     int route = ROUTE_DIRECT_EXACT;
     float lo = 0.0f, hi = quiet_nan();
     int quota = K;

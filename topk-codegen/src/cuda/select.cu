@@ -106,19 +106,15 @@ __device__ __forceinline__ RowCtx make_ctx(int* spill, int spill_cap) {
   return c;
 }
 
-// Checks a row's valid length L; reports a bad one and treats the row as empty.
-__device__ __forceinline__ int length_in_range(int L, int width, u32* __restrict__ control) {
+// Reads and checks a row's valid length; reports a bad one and treats the row as empty.
+__device__ __forceinline__ int checked_length(const int* __restrict__ lengths, int row, int width,
+                                              u32* __restrict__ control) {
+  int L = lengths[row];
   if (L < 0 || L > width) {
     if (threadIdx.x == 0) atomicOr(control + CONTROL_STATUS, STATUS_BAD_LENGTH);
     L = 0;
   }
   return L;
-}
-
-// Reads and checks a row's valid length (length_in_range).
-__device__ __forceinline__ int checked_length(const int* __restrict__ lengths, int row, int width,
-                                              u32* __restrict__ control) {
-  return length_in_range(lengths[row], width, control);
 }
 
 __device__ __forceinline__ void finish_row(RowCtx& c, int row, int route, int q0,
