@@ -154,13 +154,18 @@ impl Layout {
         };
         let frontier_words = (frontier_buffers * frontier_cap).max(sort_words);
         let fixed_words = hist_bins + SCRATCH_AND_COUNTERS + frontier_words;
-        // What is left of the opt-in limit, in whole 16-byte vectors.
-        let room = (SMEM_PER_CTA_OPTIN / 4).saturating_sub(fixed_words) & !3;
+        // The stage starts on a 16-byte boundary and takes what is left of the opt-in limit, in
+        // whole 16-byte vectors.
+        let stage_at = fixed_words.next_multiple_of(4);
+        let room = (SMEM_PER_CTA_OPTIN / 4).saturating_sub(stage_at) & !3;
         let segment_stage = match family {
             Family::Cluster { .. } if spec.threads >= 1024 => CLUSTER_SEGMENT_STAGE.min(room),
             _ => 0,
         };
-        let dynamic_smem = (fixed_words + segment_stage) * 4;
+        let dynamic_smem = match segment_stage {
+            0 => fixed_words * 4,
+            stage => (stage_at + stage) * 4,
+        };
         // 1024 threads per SM at up to 64 registers each: two 512-thread CTAs measured faster
         // than three at 40 registers (which spilled), bench/RESULTS.md. 384-thread CTAs are
         // three per SM (56 registers, 3 x 74 KB of shared memory).

@@ -10,7 +10,7 @@ const SM90_OPTIN_BYTES: u32 = 227 << 10;
 
 fn cluster_specs() -> Vec<Spec> {
     let mut specs = Vec::new();
-    for k in [64, 512, 2048, 4096] {
+    for k in [64, 300, 512, 2048, 4096] {
         for dtype in [Dtype::F32, Dtype::F16, Dtype::Bf16] {
             for threads in [512, 1024] {
                 for ctas in [8, 16] {
