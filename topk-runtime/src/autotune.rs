@@ -165,15 +165,14 @@ fn pool_candidates(k: u32, width: u32) -> Vec<Spec> {
         out.push(Spec { stagger_us, ..wide });
     }
     // The default map's short-row persistent kernel (256-thread CTAs) where it differs: its pool
-    // for a call of `PERSISTENT_FROM_ROWS` rows (narrower rows keep the register tile there).
+    // for a call of `PERSISTENT_FROM_ROWS` rows.
     let threads = policy::persistent_threads(k, policy::PERSISTENT_FROM_ROWS, width);
     let short = Spec {
         threads,
         prefetch: policy::persistent_prefetch(k, threads),
         ..wide
     };
-    let short_is_pooled = width >= policy::REGISTER_PERSISTENT_FROM_WIDTH;
-    if short_is_pooled && short != default {
+    if short != default {
         out.push(short);
     }
     // The default sampled policy, the paper's constants (rho 1.5, rescue 1.75) and a twice
@@ -211,7 +210,7 @@ fn pool_candidates(k: u32, width: u32) -> Vec<Spec> {
             proposal: short.proposal.with_exact_below(0),
             ..short
         };
-        if short_is_pooled && sample_all != short {
+        if sample_all != short {
             out.push(sample_all);
         }
     }

@@ -51,38 +51,54 @@ fn the_view_keeps_its_sample_rank_as_k_shrinks() {
 }
 
 #[test]
-fn short_rows_go_to_the_row_local_kernels() {
-    assert_eq!(
-        default_spec(2048, 512, 16_384).mapping,
-        Mapping::RowLocal(RowLocalVariant::Register)
-    );
-    assert_eq!(
-        default_spec(2048, 512, 40_000).mapping,
-        Mapping::RowLocal(RowLocalVariant::Streaming)
-    );
+fn short_rows_go_to_the_streaming_kernel_or_the_pool() {
+    use topk_runtime::policy::{pool_from_rows, SHORT_POOL_FROM_ROWS};
+    // Small batches: the streaming row-local kernel (faster than the register tile at every
+    // batch size measured).
+    for width in [4_096, 16_384, 40_000] {
+        assert_eq!(
+            default_spec(2048, 16, width).mapping,
+            Mapping::RowLocal(RowLocalVariant::Streaming)
+        );
+    }
     assert_eq!(
         default_spec(2048, 512, 131_072).mapping,
         Mapping::Persistent
     );
-    // Large batches of mid-width rows: the persistent pool (crossover sweep).
-    let big = default_spec(2048, 4096, 40_000);
-    assert_eq!(big.mapping, Mapping::Persistent);
-    big.validate().unwrap();
-    // Large batches of rows wider than 12K: the persistent pool too, every row of it exact
-    // (exact_below); narrower ones and small batches keep the register tile.
-    let wide16 = default_spec(2048, 4096, 16_384);
-    assert_eq!(wide16.mapping, Mapping::Persistent);
-    assert_eq!(wide16.threads, 384);
-    assert!(wide16.exact_below() >= 16_384);
+    // Rows up to 16K fill the pool from 512 rows, wider ones from 1024.
+    assert_eq!(pool_from_rows(16_384), SHORT_POOL_FROM_ROWS);
+    for (rows, width, pooled) in [
+        (511, 16_384, false),
+        (512, 16_384, true),
+        (512, 8_192, true),
+        (1023, 40_000, false),
+        (1024, 40_000, true),
+        (16_384, 8_192, true),
+    ] {
+        let spec = default_spec(2048, rows, width);
+        spec.validate().unwrap();
+        assert_eq!(
+            spec.mapping == Mapping::Persistent,
+            pooled,
+            "{rows} x {width}: {spec}"
+        );
+        if pooled && width <= 16_384 {
+            assert!(
+                spec.exact_below() as u64 > width as u64,
+                "{spec}: every row exact"
+            );
+        }
+    }
+    // Large batches take 384-thread CTAs, smaller ones 256.
+    assert_eq!(default_spec(2048, 4096, 16_384).threads, 384);
     assert_eq!(default_spec(2048, 1024, 12_289).threads, 256);
-    assert_eq!(
-        default_spec(2048, 4096, 12_288).mapping,
-        Mapping::RowLocal(RowLocalVariant::Register)
-    );
-    assert_eq!(
-        default_spec(2048, 1023, 16_384).mapping,
-        Mapping::RowLocal(RowLocalVariant::Register)
-    );
+    // The register tile stays available by spec.
+    for (rows, width) in [(512, 16_384), (4096, 12_288), (16, 8_192)] {
+        assert_ne!(
+            default_spec(2048, rows, width).mapping,
+            Mapping::RowLocal(RowLocalVariant::Register)
+        );
+    }
 }
 
 #[test]

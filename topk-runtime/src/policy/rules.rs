@@ -21,24 +21,14 @@ pub struct Rule {
 }
 
 /// The default map, in order.
-pub const MAP: [Rule; 6] = [
-    Rule {
-        name: "register",
-        takes: |s, _| {
-            s.width <= REGISTER_TILE
-                && (s.m_cap < PERSISTENT_FROM_ROWS || s.width < REGISTER_PERSISTENT_FROM_WIDTH)
-        },
-        spec: |s, _| row_local(s.k, RowLocalVariant::Register),
-        why: "the row fits a 1024-thread register tile and is read once; large batches of rows \
-              from 12K+1 go to the pool, where rows this short take the exact boundary",
-        measured: "Short-row calls",
-    },
+pub const MAP: [Rule; 5] = [
     Rule {
         name: "streaming",
-        takes: |s, _| s.width < STREAMING_BELOW_WIDTH && s.m_cap < PERSISTENT_FROM_ROWS,
+        takes: |s, _| s.width < STREAMING_BELOW_WIDTH && s.m_cap < pool_from_rows(s.width),
         spec: |s, _| row_local(s.k, RowLocalVariant::Streaming),
-        why: "below the width where sampling pays (paper §6.4), unless the batch fills the pool",
-        measured: "Latency ablations (crossover)",
+        why: "below the width where sampling pays (paper §6.4), unless the batch fills the pool; \
+              faster than holding a row in registers at every batch size measured",
+        measured: "Latency ablations (crossover); GPU exactness tests (seventh set)",
     },
     Rule {
         name: "cluster16",
@@ -86,14 +76,24 @@ pub const MAP: [Rule; 6] = [
     },
 ];
 
-/// Scores a register row-local CTA holds: 1024 threads of [`topk_codegen::REGISTER_ITEMS`].
-pub const REGISTER_TILE: u32 = topk_codegen::REGISTER_ITEMS * 1024;
 /// Batches of at least this many rows take the persistent pool from 16K-wide rows instead of
 /// the streaming row-local kernel.
 pub const PERSISTENT_FROM_ROWS: u32 = 1024;
-/// Batches of [`PERSISTENT_FROM_ROWS`] rows or more from this width take the persistent pool
-/// instead of the register row-local kernel.
-pub const REGISTER_PERSISTENT_FROM_WIDTH: u32 = 12_289;
+/// Widest rows that the pool takes from [`SHORT_POOL_FROM_ROWS`] rows.
+pub const SHORT_POOL_MAX_WIDTH: u32 = 16_384;
+/// Batches of at least this many rows of at most [`SHORT_POOL_MAX_WIDTH`] scores take the
+/// persistent pool.
+pub const SHORT_POOL_FROM_ROWS: u32 = 512;
+
+/// Fewest rows of `width` that take the persistent pool instead of the streaming row-local
+/// kernel.
+pub const fn pool_from_rows(width: u32) -> u32 {
+    if width <= SHORT_POOL_MAX_WIDTH {
+        SHORT_POOL_FROM_ROWS
+    } else {
+        PERSISTENT_FROM_ROWS
+    }
+}
 /// Rows narrower than this take the streaming row-local kernel in small batches.
 pub const STREAMING_BELOW_WIDTH: u32 = 49_152;
 
