@@ -90,10 +90,11 @@ def adversarial(rows: int, width: int, k: int, seed: int):
     return s, lengths
 
 
-# One shape per kernel family of the default map (topk-runtime/src/cuda/default_map.rs):
+# One shape per kernel family of the default map (topk-runtime/src/policy/rules.rs):
 # (family, rows, width). Cluster needs compute capability 9.0.
 FAMILIES = [
-    ("rowlocal_register", 64, 16384),
+    ("rowlocal_streaming", 64, 16384),
+    ("persistent", 1024, 8192),
     ("rowlocal_streaming", 64, 32768),
     ("persistent", 512, 131072),
     ("persistent", 2048, 65536),

@@ -190,7 +190,8 @@ def test_every_option_against_the_cpu(dtype, src, tf):
 
 # One shape per kernel family of the default map (as test_gpu.py): (family, rows, width).
 FAMILIES = [
-    ("rowlocal_register", 64, 16384),
+    ("rowlocal_streaming", 64, 16384),
+    ("persistent", 1024, 8192),
     ("rowlocal_streaming", 64, 32768),
     ("persistent", 512, 131072),
     ("cluster", 4, 262144),
