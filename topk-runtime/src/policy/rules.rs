@@ -76,8 +76,8 @@ pub const MAP: [Rule; 5] = [
     },
 ];
 
-/// Batches of at least this many rows take the persistent pool from 16K-wide rows instead of
-/// the streaming row-local kernel.
+/// Batches of at least this many rows wider than [`SHORT_POOL_MAX_WIDTH`] take the persistent
+/// pool instead of the streaming row-local kernel.
 pub const PERSISTENT_FROM_ROWS: u32 = 1024;
 /// Widest rows that the pool takes from [`SHORT_POOL_FROM_ROWS`] rows.
 pub const SHORT_POOL_MAX_WIDTH: u32 = 16_384;
@@ -94,6 +94,7 @@ pub const fn pool_from_rows(width: u32) -> u32 {
         PERSISTENT_FROM_ROWS
     }
 }
+
 /// Rows narrower than this take the streaming row-local kernel in small batches.
 pub const STREAMING_BELOW_WIDTH: u32 = 49_152;
 
