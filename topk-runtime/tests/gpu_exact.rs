@@ -640,10 +640,10 @@ fn the_default_map_plans_and_is_exact_at_every_width_class() {
     // Streaming row-local (small batches below 48K), persistent (512+ rows up to 16K, 1024+
     // wider ones; 256-thread CTAs for the large batch of short rows, rho = 1.5 up to 64K;
     // 384-thread CTAs for 2048 rows of 16K, every row exact by exact_below; rho = 2 from 512K),
-    // the cluster kernel (16 CTAs
-    // for 1-7 rows, exact at 1M and sampled at 4M; 8 CTAs, sampled, for 8 rows of 1M and 4M,
-    // and on 512-thread CTAs for 16 and 32 rows of 1M), the stage chain (16 rows of 4M), K = 2048 (pair-grouped view) and
-    // K = 512 (stride view): no spec, the planner's own choice.
+    // the cluster kernel (16 CTAs for 1-7 rows, exact at 1M and sampled at 4M; 8 CTAs, sampled,
+    // for 8 rows of 1M and 4M, and on 512-thread CTAs for 16 and 32 rows of 1M), the stage chain
+    // (16 rows of 4M), K = 2048 (pair-grouped view) and K = 512 (stride view): no spec, the
+    // planner's own choice.
     for k in [2048usize, 512] {
         for (rows, width) in [
             (16, 8_192),

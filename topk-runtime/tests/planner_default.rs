@@ -92,7 +92,7 @@ fn short_rows_go_to_the_streaming_kernel_or_the_pool() {
     // Large batches take 384-thread CTAs, smaller ones 256.
     assert_eq!(default_spec(2048, 4096, 16_384).threads, 384);
     assert_eq!(default_spec(2048, 1024, 12_289).threads, 256);
-    // The register tile stays available by spec.
+    // No batch size takes the register tile by default (a spec still can).
     for (rows, width) in [(512, 16_384), (4096, 12_288), (16, 8_192)] {
         assert_ne!(
             default_spec(2048, rows, width).mapping,
