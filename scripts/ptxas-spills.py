@@ -73,6 +73,19 @@ def default_map_specs(topk: str) -> list:
     return specs
 
 
+def with_variant(spec: str, variant: str) -> str:
+    """The spec with the variant's fields appended; a variant that names a dtype replaces the
+    spec's dtype, and a 16-bit one also drops the spec's FP32 digits (the 16-bit default then
+    applies)."""
+    fields = [f for f in spec.split(",") if f]
+    added = [f for f in variant.split(",") if f]
+    if any(f.startswith("dtype=") for f in added):
+        fields = [f for f in fields if not f.startswith("dtype=")]
+        if any(f in ("dtype=f16", "dtype=bf16") for f in added):
+            fields = [f for f in fields if not f.startswith("digits=")]
+    return ",".join(fields + added)
+
+
 def main() -> int:
     variants = os.environ["VARIANTS"].split(";") if "VARIANTS" in os.environ else DEFAULT_VARIANTS
     topk = os.path.join(ROOT, "target/release/topk")
@@ -84,7 +97,7 @@ def main() -> int:
     print(f"{'regs':>4} {'spill st':>8} {'spill ld':>8}  spec")
     for spec in specs:
         for variant in variants:
-            text = spec + variant
+            text = with_variant(spec, variant)
             gen = subprocess.run([topk, "codegen", "--spec", text], capture_output=True)
             if gen.returncode != 0:
                 print(f"   -        -        -  {text}: {gen.stderr.decode().strip()}")

@@ -113,6 +113,36 @@ fn kernels_check_compiles_or_skips_every_preset_with_nvrtc() {
 }
 
 #[test]
+fn kernels_check_for_sm80_skips_the_cluster_presets_and_compiles_the_rest() {
+    let Some(dir) = nvrtc_dir() else {
+        eprintln!("libnvrtc not installed under .dev/nvrtc: skipping");
+        return;
+    };
+    let path = match std::env::var("LD_LIBRARY_PATH") {
+        Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
+        _ => dir.display().to_string(),
+    };
+    let run = topk_env(
+        &["kernels", "--check", "--arch", "sm_80"],
+        &[("LD_LIBRARY_PATH", &path)],
+    );
+    run.assert_success();
+    for p in topk_dsl::PRESETS {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.split(' ').nth(1) == Some(p.name))
+            .unwrap_or_else(|| panic!("no line for {}: {}", p.name, run.stdout));
+        let family = topk_codegen::generate(&p.spec).unwrap().family;
+        let expected = match family {
+            topk_codegen::Family::Cluster { .. } => "skip",
+            _ => "ok",
+        };
+        assert_eq!(line.split(' ').next(), Some(expected), "{line}");
+    }
+}
+
+#[test]
 fn kernels_check_without_nvrtc_says_how_to_install_it() {
     let run = topk_env(
         &["kernels", "--check"],

@@ -20,7 +20,8 @@ Examples:
 ///
 /// Without --check, prints one line per preset: its name, family, entry point and source size.
 /// With --check, compiles every preset for --arch and prints `ok <name> <entry> <ms>`, or the
-/// compiler log on failure. Exits with 1 if any kernel fails to compile.
+/// compiler log on failure; a preset the architecture cannot run (thread-block clusters before
+/// sm_90) prints `skip <name> <entry>: <why>`. Exits with 1 if any kernel fails to compile.
 #[derive(Args)]
 #[command(after_help = EXAMPLES)]
 pub struct KernelsArgs {
@@ -66,6 +67,10 @@ pub fn run(a: KernelsArgs) -> CmdResult {
                 continue;
             }
         };
+        if let Some(why) = unsupported_on(kernel.family, &arch) {
+            report::line(format_args!("skip {} {}: {why}", p.name, kernel.entry));
+            continue;
+        }
         let bar = progress::spinner(&format!("compiling {}", p.name));
         let compiled = nvrtc::compile(&kernel.source, &kernel.entry, &arch);
         bar.finish_and_clear();
@@ -91,4 +96,16 @@ pub fn run(a: KernelsArgs) -> CmdResult {
         return Ok(ExitCode::from(EXIT_FAILED_CHECK));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a kernel family cannot be built for `arch`, if it cannot: the cluster kernels use
+/// thread-block clusters, which compute capability 9.0 introduced (the default map gives them
+/// only to such devices).
+fn unsupported_on(family: topk_codegen::Family, arch: &Arch) -> Option<&'static str> {
+    match family {
+        topk_codegen::Family::Cluster { .. } if arch.major < 9 => {
+            Some("thread-block clusters need sm_90 or newer")
+        }
+        _ => None,
+    }
 }
