@@ -7,7 +7,7 @@
 #
 # Needs python3 with PyTorch (CUDA), NumPy and, for the DLPack test, CuPy; pytest comes from
 # .wheel/deps when it is not installed. Logs and JSON go to $OUT/python/. Exit status 1 if a
-# step failed.
+# step failed. PYTEST_K="EXPR" runs the GPU tests that pytest -k EXPR selects.
 set -uo pipefail
 OUT=${OUT:-./out}
 mkdir -p "$OUT/python"
@@ -35,7 +35,11 @@ if [[ -d .peers ]]; then
     python3 -m pip install -q --no-index --no-deps --target "$tvm" .peers/apache_tvm_ffi-*.whl
   export PYTHONPATH="$PYTHONPATH:$tvm" TOPK_PEERS_DIR="$PWD/.peers"
 fi
-run test_gpu python3 -m pytest -p no:cacheprovider -ra -v topk-python/tests/test_gpu.py \
+# --durations: the slowest cases in the log (the suite compiles its kernels on this host unless
+# TOPK_CACHE_DIR holds them). PYTEST_K selects cases, e.g. PYTEST_K="not every_option" (a part
+# of the suite that fits a time limit).
+run test_gpu python3 -m pytest -p no:cacheprovider -ra -v --durations=30 ${PYTEST_K:+-k "$PYTEST_K"} \
+  topk-python/tests/test_gpu.py \
   topk-python/tests/test_torch_cpu.py topk-python/tests/test_eager_cuda_path.py \
   topk-python/tests/test_interface.py topk-python/tests/test_gpu_call.py \
   topk-python/tests/test_cuda_call_marshalling.py
