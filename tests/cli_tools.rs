@@ -73,6 +73,19 @@ fn nvrtc_dir() -> Option<PathBuf> {
     dir.is_dir().then_some(dir)
 }
 
+/// LD_LIBRARY_PATH with the NVRTC of .dev/nvrtc first, or None (with a note) when it is not
+/// installed there.
+fn library_path_with_nvrtc() -> Option<String> {
+    let Some(dir) = nvrtc_dir() else {
+        eprintln!("libnvrtc not installed under .dev/nvrtc: skipping");
+        return None;
+    };
+    Some(match std::env::var("LD_LIBRARY_PATH") {
+        Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
+        _ => dir.display().to_string(),
+    })
+}
+
 #[test]
 fn kernels_without_check_lists_every_preset() {
     let run = topk(&["kernels"]);
@@ -88,13 +101,8 @@ fn kernels_without_check_lists_every_preset() {
 
 #[test]
 fn kernels_check_compiles_or_skips_every_preset_with_nvrtc() {
-    let Some(dir) = nvrtc_dir() else {
-        eprintln!("libnvrtc not installed under .dev/nvrtc: skipping");
+    let Some(path) = library_path_with_nvrtc() else {
         return;
-    };
-    let path = match std::env::var("LD_LIBRARY_PATH") {
-        Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
-        _ => dir.display().to_string(),
     };
     let run = topk_env(&["kernels", "--check"], &[("LD_LIBRARY_PATH", &path)]);
     run.assert_success();
@@ -114,13 +122,8 @@ fn kernels_check_compiles_or_skips_every_preset_with_nvrtc() {
 
 #[test]
 fn kernels_check_for_sm80_skips_the_cluster_presets_and_compiles_the_rest() {
-    let Some(dir) = nvrtc_dir() else {
-        eprintln!("libnvrtc not installed under .dev/nvrtc: skipping");
+    let Some(path) = library_path_with_nvrtc() else {
         return;
-    };
-    let path = match std::env::var("LD_LIBRARY_PATH") {
-        Ok(old) if !old.is_empty() => format!("{}:{old}", dir.display()),
-        _ => dir.display().to_string(),
     };
     let run = topk_env(
         &["kernels", "--check", "--arch", "sm_80"],
