@@ -41,6 +41,8 @@ for key in sorted(best):
         else:
             cells.append("-")
     print(("%s %dx%d" % key).ljust(24) + ("%.4f" % row[base]).rjust(14) + "".join(c.rjust(24) for c in cells))
+
+
 def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs))
 
