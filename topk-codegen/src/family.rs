@@ -48,6 +48,16 @@ impl Family {
         }
     }
 
+    /// The oldest compute capability (major version) whose architecture compiles this family:
+    /// the cluster kernels declare thread-block clusters, which 9.0 introduced; the others
+    /// need 8.0, the project's floor.
+    pub fn min_cc_major(self) -> u32 {
+        match self {
+            Family::Cluster { .. } => 9,
+            _ => 8,
+        }
+    }
+
     /// The CUDA building blocks of this family for `spec`, in order (a grouped view swaps the
     /// proposal block).
     pub(crate) fn parts(self, spec: &Spec) -> Vec<&'static Fragment> {

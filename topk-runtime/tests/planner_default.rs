@@ -83,10 +83,7 @@ fn short_rows_go_to_the_streaming_kernel_or_the_pool() {
             "{rows} x {width}: {spec}"
         );
         if pooled && width <= 16_384 {
-            assert!(
-                spec.exact_below() as u64 > width as u64,
-                "{spec}: every row exact"
-            );
+            assert!(spec.exact_below() > width, "{spec}: every row exact");
         }
     }
     // Large batches take 384-thread CTAs, smaller ones 256.

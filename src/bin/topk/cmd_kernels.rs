@@ -67,8 +67,14 @@ pub fn run(a: KernelsArgs) -> CmdResult {
                 continue;
             }
         };
-        if let Some(why) = unsupported_on(kernel.family, &arch) {
-            report::line(format_args!("skip {} {}: {why}", p.name, kernel.entry));
+        if arch.major < kernel.family.min_cc_major() {
+            report::line(format_args!(
+                "skip {} {}: the {} family needs sm_{}0 or newer",
+                p.name,
+                kernel.entry,
+                kernel.family.name(),
+                kernel.family.min_cc_major()
+            ));
             continue;
         }
         let bar = progress::spinner(&format!("compiling {}", p.name));
@@ -96,16 +102,4 @@ pub fn run(a: KernelsArgs) -> CmdResult {
         return Ok(ExitCode::from(EXIT_FAILED_CHECK));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Why a kernel family cannot be built for `arch`, if it cannot: the cluster kernels use
-/// thread-block clusters, which compute capability 9.0 introduced (the default map gives them
-/// only to such devices).
-fn unsupported_on(family: topk_codegen::Family, arch: &Arch) -> Option<&'static str> {
-    match family {
-        topk_codegen::Family::Cluster { .. } if arch.major < 9 => {
-            Some("thread-block clusters need sm_90 or newer")
-        }
-        _ => None,
-    }
 }

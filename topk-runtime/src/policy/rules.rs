@@ -25,7 +25,7 @@ pub const MAP: [Rule; 5] = [
     Rule {
         name: "streaming",
         takes: |s, _| s.width < STREAMING_BELOW_WIDTH && s.m_cap < pool_from_rows(s.width),
-        spec: |s, _| row_local(s.k, RowLocalVariant::Streaming),
+        spec: |s, _| streaming_row_local(s.k),
         why: "below the width where sampling pays (paper §6.4), unless the batch fills the pool; \
               faster than holding a row in registers at every batch size measured",
         measured: "Latency ablations (crossover); GPU exactness tests (seventh set)",
@@ -169,10 +169,10 @@ pub fn staged_pays(m_cap: u32, width: u32) -> bool {
         && (width as usize) <= crate::sharding::MAX_SHARDED_POSITIONS
 }
 
-/// The exact row-local kernel of `variant` at rank `k` on 1024 threads (no view to group).
-fn row_local(k: u32, variant: RowLocalVariant) -> Spec {
+/// The exact streaming row-local kernel at rank `k` on 1024 threads (no view to group).
+fn streaming_row_local(k: u32) -> Spec {
     Spec {
-        mapping: Mapping::RowLocal(variant),
+        mapping: Mapping::RowLocal(RowLocalVariant::Streaming),
         proposal: Proposal::Exact,
         threads: 1024,
         ..context_parallel_spec(k)
