@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use topk_dsl::Spec;
 
 /// Bumped whenever the emitted CUDA changes meaning; part of every kernel hash.
-pub const CODEGEN_VERSION: u32 = 27;
+pub const CODEGEN_VERSION: u32 = 33;
 
 /// Generated source of one specialized selector.
 #[derive(Clone, Debug, PartialEq, Eq)]
