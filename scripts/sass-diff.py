@@ -65,4 +65,5 @@ def main():
             print(f"  {n:5}: {text}")
 
 
-main()
+if __name__ == "__main__":
+    main()
