@@ -15,7 +15,6 @@ libnvrtc of scripts/install-nvrtc.sh (or LIBNVRTC) and nvdisasm as scripts/sass-
 """
 import collections
 import csv
-import ctypes
 import difflib
 import importlib.util
 import lzma
@@ -34,21 +33,6 @@ def script(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def cubin(lib, source: bytes) -> bytes:
-    prog = ctypes.c_void_p()
-    if lib.nvrtcCreateProgram(ctypes.byref(prog), source, b"kernel.cu", 0, None, None) != 0:
-        raise RuntimeError("nvrtcCreateProgram failed")
-    opts = [b"--gpu-architecture=sm_90a", b"-std=c++17", b"-lineinfo"]
-    if lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts)) != 0:
-        raise RuntimeError("NVRTC failed to compile the spec's kernel")
-    size = ctypes.c_size_t()
-    lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
-    out = ctypes.create_string_buffer(size.value)
-    lib.nvrtcGetCUBIN(prog, out)
-    lib.nvrtcDestroyProgram(ctypes.byref(prog))
-    return out.raw
 
 
 def opcode(instruction: str) -> str:
@@ -79,7 +63,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "kernel.cubin")
         with open(path, "wb") as f:
-            f.write(cubin(script("ptxas-spills.py").nvrtc(), source))
+            spills = script("ptxas-spills.py")  # its NVRTC loader and compile
+            f.write(spills.compile_program(spills.nvrtc(), source, [b"-lineinfo"])[1])
         built = script("sass-diff.py").instructions(path)
     opener = lzma.open if page.endswith(".xz") else open
     with opener(page, "rt") as f:

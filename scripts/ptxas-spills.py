@@ -42,21 +42,32 @@ def nvrtc():
     return ctypes.CDLL(path)
 
 
-def ptxas_log(lib, source: bytes) -> str:
+def compile_program(lib, source: bytes, opts: list) -> tuple:
+    """NVRTC over `source` with `opts` (sm_90a, C++17 and these): its log and its CUBIN."""
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), source, b"kernel.cu", 0, None, None) != 0:
         raise RuntimeError("nvrtcCreateProgram failed")
-    opts = [b"--gpu-architecture=sm_90a", b"-std=c++17", b"-Xptxas", b"-v"]
+    opts = [b"--gpu-architecture=sm_90a", b"-std=c++17"] + opts
     rc = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     size = ctypes.c_size_t()
     lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
     log = ctypes.create_string_buffer(size.value)
     lib.nvrtcGetProgramLog(prog, log)
-    lib.nvrtcDestroyProgram(ctypes.byref(prog))
     text = log.value.decode()
+    cubin = b""
+    if rc == 0:
+        lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+        out = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetCUBIN(prog, out)
+        cubin = out.raw
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
     if rc != 0:
         raise RuntimeError(f"NVRTC failed:\n{text}")
-    return text
+    return text, cubin
+
+
+def ptxas_log(lib, source: bytes) -> str:
+    return compile_program(lib, source, [b"-Xptxas", b"-v"])[0]
 
 
 def default_map_specs(topk: str) -> list:
